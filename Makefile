@@ -1,0 +1,42 @@
+# make run   — set up .venv and start the dashboard on http://localhost:8501
+# make test  — set up .venv (with the test tools and Chromium) and run the whole test suite
+# make bench — run the benchmarks and write benchmarks/results/*.md
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+
+.PHONY: run test bench venv dev-venv browser clean
+
+$(VENV)/.installed: requirements.txt
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+venv: $(VENV)/.installed
+dev-venv: $(VENV)/.dev-installed
+
+# Debian's Chromium for the browser test (skipped elsewhere when it cannot be installed).
+browser:
+	@if [ -x /usr/bin/chromium ]; then :; \
+	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "warning: could not install chromium; the browser test will be skipped"; \
+	else echo "note: no /usr/bin/chromium and no root apt-get; the browser test will be skipped"; fi
+
+run: venv
+	$(PY) -m streamlit run app.py --server.port $(PORT)
+
+test: dev-venv browser
+	$(PY) -m pytest -n 2 -q
+
+bench: dev-venv
+	$(PY) -m benchmarks.run_all
+
+clean:
+	rm -rf $(VENV) .pytest_cache test-artifacts

@@ -1,0 +1,118 @@
+"""Parameter domains and the one validation path every entry point goes through.
+
+A :class:`Domain` is declared once, next to the model that owns the parameter
+(``delays.py``, ``schemes.py``, ``sgd.py``); the API, the CLI, the URL parser and
+the widgets all call :meth:`Domain.check`, so they give the same message for the
+same bad value.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+__all__ = ["ParameterError", "Domain"]
+
+
+class ParameterError(ValueError):
+    """A bad input value. ``parameter`` names it; the message says the allowed range."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        self.parameter = parameter
+        super().__init__(f"{parameter}: {message}")
+
+
+def _fmt(x: float) -> str:
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if abs(x) >= 1e6 and math.log10(abs(x)).is_integer():
+        return f"{'-' if x < 0 else ''}1e{int(math.log10(abs(x)))}"
+    if float(x).is_integer() and abs(x) < 1e16:
+        return str(int(x))
+    return repr(float(x))
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The allowed values of one real or integer parameter.
+
+    ``low``/``high`` are the bounds, open or closed as flagged; ``integer`` asks
+    for a whole number.  ``symbol`` and ``doc`` are for labels in the UI.
+    """
+
+    name: str
+    low: float = -math.inf
+    high: float = math.inf
+    low_open: bool = False
+    high_open: bool = False
+    integer: bool = False
+    symbol: str = ""
+    doc: str = ""
+
+    def describe(self) -> str:
+        """The allowed range in words, e.g. ``a number > 0`` or ``an integer in [1, 100000]``."""
+        kind = "an integer" if self.integer else "a number"
+        lo, hi = self.low, self.high
+        if math.isinf(lo) and math.isinf(hi):
+            return kind
+        if math.isinf(hi):
+            return f"{kind} {'>' if self.low_open else '≥'} {_fmt(lo)}"
+        if math.isinf(lo):
+            return f"{kind} {'<' if self.high_open else '≤'} {_fmt(hi)}"
+        left = "(" if self.low_open else "["
+        right = ")" if self.high_open else "]"
+        return f"{kind} in {left}{_fmt(lo)}, {_fmt(hi)}{right}"
+
+    def contains(self, value: float) -> bool:
+        if math.isnan(value):
+            return False
+        if value < self.low or (self.low_open and value == self.low):
+            return False
+        if value > self.high or (self.high_open and value == self.high):
+            return False
+        return True
+
+    def check(self, value: object, name: str | None = None) -> float | int:
+        """Return ``value`` as float (or int) if it lies in the domain, else raise ParameterError."""
+        label = name or self.name
+        if isinstance(value, bool) or value is None:
+            raise ParameterError(label, f"must be {self.describe()} (got {value!r})")
+        if isinstance(value, str):
+            try:
+                value = float(value.strip())
+            except ValueError:
+                raise ParameterError(label, f"must be {self.describe()} (got {value!r})") from None
+        if not isinstance(value, numbers.Real):
+            raise ParameterError(label, f"must be {self.describe()} (got {value!r})")
+        x = float(value)
+        if self.integer:
+            if not math.isfinite(x) or not x.is_integer():
+                raise ParameterError(label, f"must be {self.describe()} (got {value!r})")
+            if not self.contains(x):
+                raise ParameterError(label, f"must be {self.describe()} (got {_fmt(x)})")
+            return int(x)
+        if not math.isfinite(x) and not (math.isinf(x) and self.contains(x)):
+            raise ParameterError(label, f"must be {self.describe()} (got {value!r})")
+        if not self.contains(x):
+            raise ParameterError(label, f"must be {self.describe()} (got {_fmt(x)})")
+        return x
+
+    def clamp(self, value: float) -> float | int:
+        """The nearest allowed value (for UI clamping of out-of-range URL values)."""
+        x = float(value)
+        if math.isnan(x):
+            raise ParameterError(self.name, "cannot clamp NaN")
+        x = min(max(x, self.low), self.high)
+        if self.integer:
+            n = int(round(x))
+            if self.low_open and n <= self.low:
+                n = math.floor(self.low) + 1
+            if self.high_open and n >= self.high:
+                n = math.ceil(self.high) - 1
+            return n
+        if self.low_open and x <= self.low:
+            x = math.nextafter(self.low, math.inf)
+        if self.high_open and x >= self.high:
+            x = math.nextafter(self.high, -math.inf)
+        return x

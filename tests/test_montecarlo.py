@@ -1,0 +1,215 @@
+"""The Monte Carlo engines: exact laws, process identities, staleness, timelines, memory."""
+
+import math
+import tracemalloc
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from distsgd import ParameterError, make_scheme, parse_delay
+from distsgd.montecarlo import (sample_order_statistic, simulate_runtime, simulate_timeline,
+                                simulate_updates)
+
+from scenarios import DELAYS
+
+
+def harmonic(n):
+    return sum(1.0 / i for i in range(1, n + 1))
+
+
+@pytest.mark.parametrize("key", ["lognormal", "pareto", "empirical", "normal"])
+@pytest.mark.parametrize("k, n", [(1, 30), (12, 30), (30, 30)])
+def test_order_statistic_sampling_has_the_law_of_sorting(key, k, n):
+    """F⁻¹(Beta(k, n−k+1)) against the brute force: sample n, take the k-th smallest."""
+    d = parse_delay(DELAYS[key])
+    fast = sample_order_statistic(d, k, n, np.random.default_rng(1), 20_000)
+    brute = np.sort(d.sample(np.random.default_rng(2), (20_000, n)), axis=1)[:, k - 1]
+    assert stats.ks_2samp(fast, brute).pvalue > 1e-4
+    se = math.sqrt(fast.var() / fast.size + brute.var() / brute.size)
+    assert abs(fast.mean() - brute.mean()) <= 4 * se
+
+
+def test_order_statistic_precision_for_many_workers():
+    # the maximum of 10^5 exponentials is H_n/λ on average; isf keeps it exact in the tail
+    d = parse_delay("exp(rate=1)")
+    x = sample_order_statistic(d, 100_000, 100_000, np.random.default_rng(3), 200_000)
+    se = x.std() / math.sqrt(x.size)
+    assert abs(x.mean() - harmonic(100_000)) <= 4 * se
+
+
+def test_async_staleness_for_exponential_delays():
+    """One job ~ Exp(λ); meanwhile the other m−1 workers push at rate (m−1)λ, each push an
+    update: mean staleness m − 1; a gradient is fresh iff no other push came first: 1/m."""
+    m = 12
+    r = simulate_runtime(make_scheme("async", m), parse_delay("exp(rate=3)"), 60_000, seed=4)
+    assert r.staleness_mean == pytest.approx(m - 1, rel=0.03)
+    assert r.fresh_fraction == pytest.approx(1 / m, rel=0.05)
+
+
+def test_k_async_staleness_for_exponential_delays():
+    """All m restart... memorylessly, each update's K pushers are a uniform K-subset of the m
+    workers, so a worker waits Geometric(K/m) updates: staleness (m−K)/K, fresh w.p. K/m."""
+    m, K = 12, 3
+    r = simulate_runtime(make_scheme("k-async", m, K=K), parse_delay("exp(rate=1)"), 60_000, seed=5)
+    assert r.staleness_mean == pytest.approx((m - K) / K, rel=0.03)
+    assert r.fresh_fraction == pytest.approx(K / m, rel=0.03)
+
+
+def test_k_batch_async_staleness_for_exponential_delays():
+    """Pushes are uniform over workers, so a worker's next push is Geometric(1/m) pushes later
+    (mean m); averaged over the phase of the K-push window the staleness is (m − 1)/K."""
+    m, K = 10, 4
+    r = simulate_runtime(make_scheme("k-batch-async", m, K=K), parse_delay("exp(rate=1)"), 60_000, seed=6)
+    assert r.staleness_mean == pytest.approx((m - 1) / K, rel=0.03)
+
+
+@pytest.mark.parametrize("name, kw", [("sync", {}), ("k-sync", {"K": 3}), ("k-batch-sync", {"K": 9}),
+                                      ("local-sgd", {"H": 3})])
+def test_fresh_schemes_report_no_staleness(name, kw):
+    r = simulate_runtime(make_scheme(name, 6, **kw), parse_delay("uniform(low=1, high=2)"), 2000, seed=1)
+    assert r.staleness_mean is None
+    tr = simulate_updates(make_scheme(name, 6, **kw), parse_delay("uniform(low=1, high=2)"), 50, 3, seed=1)
+    assert tr.workers is None and tr.times.shape == (3, 50) and np.all(np.diff(tr.times, axis=1) > 0)
+
+
+def test_k_async_with_k_equal_m_is_sync_and_k_one_is_async():
+    d = parse_delay("lognormal(mu=0, sigma=1)")
+    a = simulate_runtime(make_scheme("k-async", 8, K=8), d, 40_000, seed=1)
+    b = simulate_runtime(make_scheme("sync", 8), d, 40_000, seed=2)
+    assert abs(a.mean - b.mean) <= 4 * math.hypot(a.half_width, b.half_width)
+    assert a.staleness_mean == 0
+    c = simulate_runtime(make_scheme("k-async", 8, K=1), d, 40_000, seed=3)
+    e = simulate_runtime(make_scheme("async", 8), d, 40_000, seed=4)
+    assert abs(c.mean - e.mean) <= 4 * math.hypot(c.half_width, e.half_width)
+
+
+def test_local_sgd_h1_matches_sync_and_gamma_path_matches_sums():
+    d = parse_delay("shifted-exp(rate=2, shift=0.1)")
+    a = simulate_runtime(make_scheme("local-sgd", 16, H=1), d, 50_000, seed=1)
+    b = simulate_runtime(make_scheme("sync", 16), d, 50_000, seed=2)
+    assert abs(a.mean - b.mean) <= 4 * math.hypot(a.half_width, b.half_width)
+    # the Gamma order-statistic shortcut against brute-force sums of H exponentials
+    fast = simulate_runtime(make_scheme("local-sgd", 16, H=5, comm_delay=0.3), d, 50_000, seed=3)
+    rng = np.random.default_rng(4)
+    brute = (d.sample(rng, (50_000, 16, 5)).sum(axis=2).max(axis=1) + 0.3) / 5
+    se = math.hypot(fast.half_width / 1.96, brute.std() / math.sqrt(brute.size))
+    assert abs(fast.mean - brute.mean()) <= 4 * se
+
+
+def test_k_batch_sync_extends_paths_when_a_worker_finishes_often():
+    # K ≫ m forces many completions per worker; the mean is K/(mλ) for exponential delays
+    m, K, lam = 3, 40, 2.0
+    r = simulate_runtime(make_scheme("k-batch-sync", m, K=K), parse_delay(f"exp(rate={lam})"), 20_000, seed=8)
+    assert abs(r.mean - K / (m * lam)) <= 4 * r.half_width
+    # a heavy-tailed case where one worker may do all the work
+    d = parse_delay("pareto(xm=0.05, alpha=1.1)")
+    r2 = simulate_runtime(make_scheme("k-batch-sync", 2, K=30), d, 3000, seed=9)
+    assert np.isfinite(r2.mean)
+
+
+def test_same_seed_same_numbers():
+    for name, kw in [("k-sync", {"K": 3}), ("k-batch-sync", {"K": 7}), ("k-async", {"K": 2}),
+                     ("k-batch-async", {"K": 3}), ("local-sgd", {"H": 2})]:
+        s, d = make_scheme(name, 5, **kw), parse_delay("weibull(shape=0.8, scale=1)")
+        a = simulate_runtime(s, d, 3000, seed=11)
+        b = simulate_runtime(s, d, 3000, seed=11)
+        c = simulate_runtime(s, d, 3000, seed=12)
+        assert np.array_equal(a.times, b.times) and a.ci95 == b.ci95
+        assert a.mean != c.mean
+    t1 = simulate_timeline(make_scheme("k-async", 5, K=2), d, 6, seed=3)
+    t2 = simulate_timeline(make_scheme("k-async", 5, K=2), d, 6, seed=3)
+    assert t1.rows() == t2.rows()
+
+
+def test_ci_covers_the_truth_at_the_nominal_rate():
+    """Over 40 seeds, the 95% batch-means interval of k-async (exponential: exact mean known)
+    should miss about 2 times; more than 7 misses has probability < 0.1%."""
+    m, K = 10, 3
+    truth = harmonic(m) - harmonic(m - K)
+    misses = 0
+    for seed in range(40):
+        r = simulate_runtime(make_scheme("k-async", m, K=K), parse_delay("exp(rate=1)"), 4000, seed=seed)
+        misses += not (r.ci95[0] <= truth <= r.ci95[1])
+    assert misses <= 7
+
+
+@pytest.mark.parametrize("name, kw", [("async", {}), ("k-async", {"K": 3}), ("k-batch-async", {"K": 3})])
+def test_update_trace_is_consistent(name, kw):
+    s = make_scheme(name, 7, **kw)
+    tr = simulate_updates(s, parse_delay("lognormal(mu=0, sigma=1)"), 300, 5, seed=2)
+    K = s.grads_per_update
+    assert tr.times.shape == (5, 300) and tr.workers.shape == (5, 300, K)
+    assert np.all(np.diff(tr.times, axis=1) >= 0)
+    assert tr.staleness.min() >= 0
+    assert tr.reads_after_update.shape == (K,) and tr.reads_after_update[-1]
+    if name == "k-async":
+        # the K pushers of one update are distinct workers (each waits once pushed)
+        assert all(len(set(w)) == K for w in tr.workers.reshape(-1, K))
+    # replay the read rule: each worker's next gradient is computed on the version it read
+    read = np.zeros((5, 7), dtype=int)
+    for j in range(300):
+        for k in range(K):
+            w = tr.workers[:, j, k]
+            assert np.array_equal(j - read[np.arange(5), w], tr.staleness[:, j, k])
+            if not tr.reads_after_update[k]:
+                read[np.arange(5), w] = j
+        for k in range(K):
+            if tr.reads_after_update[k]:
+                read[np.arange(5), tr.workers[:, j, k]] = j + 1
+
+
+@pytest.mark.parametrize("name, kw", [("sync", {}), ("k-sync", {"K": 2}), ("k-batch-sync", {"K": 5}),
+                                      ("async", {}), ("k-async", {"K": 2}), ("k-batch-async", {"K": 3}),
+                                      ("local-sgd", {"H": 3, "comm_delay": 0.2})])
+def test_timeline_structure(name, kw):
+    s = make_scheme(name, 5, **kw)
+    tl = simulate_timeline(s, parse_delay("uniform(low=0.5, high=1.5)"), 8, seed=1)
+    assert len(tl.update_times) == 8 and np.all(np.diff(tl.update_times) > 0)
+    assert set(tl.outcome) <= {"used", "stale", "cancelled", "waiting", "communicating", "in flight"}
+    assert np.all(tl.end >= tl.start) and tl.end.max() <= tl.update_times[-1] + 1e-12
+    for w in range(5):  # a worker does one thing at a time
+        sel = np.argsort(tl.start[tl.worker == w], kind="stable")
+        st, en = tl.start[tl.worker == w][sel], tl.end[tl.worker == w][sel]
+        assert np.all(st[1:] >= en[:-1] - 1e-12)
+    used = np.isin(tl.outcome, ["used", "stale"]).sum()
+    if name != "local-sgd":
+        assert used == 8 * s.grads_per_update
+    if s.fresh:
+        assert "stale" not in set(tl.outcome)
+
+
+def test_timeline_caps():
+    with pytest.raises(ParameterError, match="m"):
+        simulate_timeline(make_scheme("sync", 500), parse_delay("exp(rate=1)"), 3)
+    with pytest.raises(ParameterError, match="iterations"):
+        simulate_timeline(make_scheme("sync", 5), parse_delay("exp(rate=1)"), 10_000)
+
+
+@pytest.mark.parametrize("bad, words", [(0, "iterations"), (-5, "iterations"), (10**9, "iterations"),
+                                        (2.5, "iterations")])
+def test_bad_iterations(bad, words):
+    with pytest.raises(ParameterError, match=words):
+        simulate_runtime(make_scheme("sync", 3), parse_delay("exp(rate=1)"), bad)
+
+
+def test_bad_seed():
+    with pytest.raises(ParameterError, match="seed"):
+        simulate_runtime(make_scheme("sync", 3), parse_delay("exp(rate=1)"), 10, seed=-1)
+
+
+@pytest.mark.parametrize("name, kw, iters", [
+    ("sync", {}, 100_000), ("k-sync", {"K": 5000}, 100_000), ("k-batch-sync", {"K": 10_000}, 200),
+    ("async", {}, 20_000), ("k-async", {"K": 2500}, 200), ("k-batch-async", {"K": 100}, 2_000),
+    ("local-sgd", {"H": 4}, 200),
+])
+def test_memory_stays_bounded_at_m_10000(name, kw, iters):
+    s = make_scheme(name, 10_000, **kw)
+    d = parse_delay("lognormal(mu=0, sigma=0.5)")
+    tracemalloc.start()
+    try:
+        simulate_runtime(s, d, iters, seed=1, keep_times=False)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB"
