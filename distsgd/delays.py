@@ -187,6 +187,9 @@ class Exponential(Delay):
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return rng.exponential(1.0 / self.rate, size)
 
+    def ppf(self, q: Any) -> np.ndarray:
+        return -np.log1p(-np.asarray(q, dtype=float)) / self.rate + self.shift
+
     def isf(self, q: Any) -> np.ndarray:
         return -np.log(q) / self.rate + self.shift
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 from scipy import stats
@@ -45,6 +45,10 @@ TIMELINE_MAX_ITERATIONS = 200
 
 #: floats in one working array; chunks are sized to this (16 MiB)
 _CHUNK = 2**21
+#: pushes simulated in one renewal replica (its working arrays are a few times this)
+_MAX_PUSHES_PER_REPLICA = 2**19
+#: per-iteration times kept in a RuntimeSample (the first ones; the mean uses all)
+MAX_KEPT_TIMES = 1_000_000
 
 
 def _rng(seed: int | None | np.random.Generator) -> np.random.Generator:
@@ -139,10 +143,21 @@ def sample_order_statistic(delay: Delay, k: int, n: int, rng: np.random.Generato
     return np.asarray(delay.isf(rng.beta(n - k + 1, k, size)), dtype=float)
 
 
+def _kbatch_sync_depth(delay: Delay, m: int, K: int, rng: np.random.Generator) -> int:
+    """Completions per worker to draw so that path extension is rarely needed: the most any
+    worker completed before the K-th point in a small pilot, plus a margin."""
+    c = 2 * (-(-K // m) + 2)
+    pilot = max(8, min(64, _CHUNK // (m * c)))
+    S = np.cumsum(delay.sample(rng, (pilot, m, c)), axis=2)
+    T = np.partition(S.reshape(pilot, -1), K - 1, axis=1)[:, K - 1]
+    done = (S <= T[:, None, None]).sum(axis=2).max()
+    return int(done) + 2
+
+
 def _kbatch_sync_times(delay: Delay, m: int, K: int, n: int, rng: np.random.Generator) -> np.ndarray:
     """K-th point of m superposed renewal processes started at 0, for n independent iterations."""
     out = np.empty(n)
-    c = -(-K // m) + 1
+    c = _kbatch_sync_depth(delay, m, K, rng)
     rows = max(1, _CHUNK // (m * c))
     for s in range(0, n, rows):
         b = min(rows, n - s)
@@ -186,47 +201,71 @@ def _local_sgd_times(delay: Delay, m: int, H: int, D: float, n: int,
 # renewal schemes: long runs in lockstep
 
 
-def _kasync_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Generator,
-                  record: bool) -> tuple[UpdateTrace, np.ndarray]:
-    """k-async: the K workers with the earliest finish times push, wait for the update at
-    the K-th push, then restart on the new parameters; the others are not interrupted.
+def _kasync_blocks(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator,
+                   record: bool, total: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """k-async, R replicas in lockstep, yielded in blocks of updates for as long as asked.
 
-    Returns the trace and a (R, n) per-update sum of staleness (for summaries).
+    The K workers with the earliest finish times push, wait for the update at the K-th
+    push, then restart on the new parameters; the others are not interrupted.  Each block is
+    (times (R, b), staleness (R, b, K), workers (R, b, K) in push order or None); the blocks
+    add up to ``total`` updates.
     """
-    finish = delay.sample(rng, (R, m))
-    read = np.zeros((R, m), dtype=np.int64)
-    rows = np.arange(R)[:, None]
-    times = np.empty((R, n))
-    stale_sum = np.empty((R, n))
-    fresh = np.empty((R, n))
-    workers = np.empty((R, n, K), dtype=np.int32) if record else None
-    staleness = np.empty((R, n, K), dtype=np.int32) if record else None
+    finish = delay.sample(rng, (R, m)).ravel()  # flat: worker i of replica r at r·m + i
+    read = np.zeros(R * m, dtype=np.int64)
+    base = (np.arange(R) * m)[:, None]
+    fin2 = finish.reshape(R, m)
     everyone = np.broadcast_to(np.arange(m), (R, m))
-    for j in range(n):
-        idx = everyone if K == m else np.argpartition(finish, K - 1, axis=1)[:, :K]
-        f = finish[rows, idx]
-        if record:
-            order = np.argsort(f, axis=1)
-            idx = np.take_along_axis(idx, order, axis=1)
-            f = np.take_along_axis(f, order, axis=1)
-            t = f[:, -1]
-        else:
+    block = int(max(16, min(4096, _CHUNK // (R * (K + 2)))))
+    j = 0
+    while j < total:
+        b = min(block, total - j)
+        draws = delay.sample(rng, (b, R, K))  # one fresh job per pusher per update
+        times = np.empty((R, b))
+        stale = np.empty((b, R, K), dtype=np.int64)
+        workers = np.empty((b, R, K), dtype=np.int32) if record else None
+        for jj in range(b):
+            idx = everyone if K == m else np.argpartition(fin2, K - 1, axis=1)[:, :K]
+            flat = (idx + base).ravel()
+            f = finish[flat].reshape(R, K)
+            if record:
+                order = np.argsort(f, axis=1)
+                idx = np.take_along_axis(idx, order, axis=1)
+                f = np.take_along_axis(f, order, axis=1)
+                flat = (idx + base).ravel()
+                workers[jj] = idx
             t = f.max(axis=1)
-        st = j - read[rows, idx]
-        times[:, j] = t
-        stale_sum[:, j] = st.sum(axis=1)
-        fresh[:, j] = (st == 0).sum(axis=1)
+            times[:, jj] = t
+            stale[jj] = j - read[flat].reshape(R, K)
+            read[flat] = j + 1
+            finish[flat] = (t[:, None] + draws[jj]).ravel()
+            j += 1
+        yield times, stale.transpose(1, 0, 2), (workers.transpose(1, 0, 2) if record else None)
+
+
+def _kasync_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Generator,
+                  record: bool) -> UpdateTrace:
+    """The first n updates of :func:`_kasync_blocks` as one trace."""
+    ts, ss, ws = [], [], []
+    got = 0
+    for times, stale, workers in _kasync_blocks(delay, m, K, R, rng, record, n):
+        take = min(times.shape[1], n - got)
+        ts.append(times[:, :take])
+        ss.append(stale[:, :take])
         if record:
-            workers[:, j] = idx
-            staleness[:, j] = st
-        read[rows, idx] = j + 1
-        finish[rows, idx] = t[:, None] + delay.sample(rng, (R, K))
-    trace = UpdateTrace(times, workers, staleness, np.ones(K, dtype=bool))
-    return trace, np.stack([stale_sum, fresh])
+            ws.append(workers[:, :take])
+        got += take
+        if got >= n:
+            break
+    trace = UpdateTrace(np.concatenate(ts, axis=1))
+    trace.staleness = np.concatenate(ss, axis=1).astype(np.int32)
+    if record:
+        trace.workers = np.concatenate(ws, axis=1)
+        trace.reads_after_update = np.ones(K, dtype=bool)
+    return trace
 
 
 def _kbatch_async_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Generator,
-                        record: bool) -> tuple[UpdateTrace, np.ndarray]:
+                        record: bool) -> UpdateTrace:
     """k-batch-async (and async, K = 1): nobody waits, so worker i's completions are the
     cumulative sums of its own i.i.d. delays; the pushes are their merge in time order and
     every K-th push is an update.  A gradient pushed as push r was computed on the version
@@ -246,7 +285,7 @@ def _kbatch_async_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.ra
         S = np.concatenate([S, S[:, :, -1:] + np.cumsum(delay.sample(rng, (R, m, more)), axis=2)], axis=2)
         c += more
     flat = S.reshape(R, m * c)
-    order = np.argsort(flat, axis=1, kind="stable")
+    order = np.argsort(flat, axis=1)
     rank = np.empty_like(order)
     np.put_along_axis(rank, order, np.broadcast_to(np.arange(m * c), (R, m * c)), axis=1)
     used = order[:, :P]
@@ -256,19 +295,16 @@ def _kbatch_async_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.ra
     read_version = np.where(seq > 0, (prev_rank + 1) // K, 0)
     update_of_push = np.arange(P) // K
     st = (update_of_push[None, :] - read_version).reshape(R, n, K)
-    times = push_time[:, K - 1::K]
-    summary = np.stack([st.sum(axis=2), (st == 0).sum(axis=2)]).astype(float)
-    trace = UpdateTrace(times)
+    trace = UpdateTrace(push_time[:, K - 1::K], staleness=st.astype(np.int32))
     if record:
         trace.workers = (used // c).astype(np.int32).reshape(R, n, K)
-        trace.staleness = st.astype(np.int32)
         ra = np.zeros(K, dtype=bool)
         ra[-1] = True
         trace.reads_after_update = ra
-    return trace, summary
+    return trace
 
 
-def _renewal_engine(scheme: Scheme) -> Callable[..., tuple[UpdateTrace, np.ndarray]]:
+def _renewal_engine(scheme: Scheme) -> Callable[..., UpdateTrace]:
     if isinstance(scheme, KAsync) and scheme.K > 1:
         return _kasync_trace
     return _kbatch_async_trace  # async, k-async with K = 1 (the same process), k-batch-async
@@ -287,9 +323,7 @@ def simulate_updates(scheme: Scheme, delay: Delay, updates: int, replicas: int,
     n = int(updates)
     R = int(replicas)
     if isinstance(scheme, (Async, KAsync, KBatchAsync)):
-        engine = _renewal_engine(scheme)
-        trace, _ = engine(delay, scheme.m, scheme.grads_per_update, R, n, rng, True)
-        return trace
+        return _renewal_engine(scheme)(delay, scheme.m, scheme.grads_per_update, R, n, rng, True)
     per = _iid_times(scheme, delay, R * n, rng)
     if isinstance(scheme, LocalSGD):
         per = per * scheme.H  # round length, not per-step
@@ -321,17 +355,32 @@ def _t95(dof: int) -> float:
 def _layout(scheme: Scheme, iterations: int) -> tuple[int, int, int, int]:
     """Replicas R, warm-up w and measured updates n per replica, batches per replica B.
 
-    Warm-up lets every worker restart several times (5·⌈m/K⌉ updates, at least 10% of the
-    run); R·B ≥ 32 batch means give the confidence interval.
+    Every worker starts a fresh job at time 0, and with a decreasing hazard fresh jobs are
+    shorter than stationary in-flight ones; the in-flight ages (and so the staleness) take
+    about 20 pushes per worker to settle.  The warm-up is 40 pushes per worker (40·⌈m/K⌉
+    updates, at least 10% of the run); each replica then measures at least as many updates
+    again, and R·B ≥ 32 batch means give the confidence interval.
     """
     m, K = scheme.m, scheme.grads_per_update
-    R_cap = max(4, min(256, 2**16 // m))
-    R = int(min(R_cap, max(4, iterations // 200)))
-    B = max(1, -(-32 // R))
-    n = max(B * 4, -(-iterations // R))
-    n = -(-n // B) * B
-    w = max(5 * -(-m // K), n // 10, 10)
-    return R, w, n, B
+    cycle = -(-m // K)
+    # 40 pushes per worker, but at most _MAX_PUSHES_PER_REPLICA/2 pushes (≥ 10 per worker)
+    w = max(10 * cycle, min(40 * cycle, _MAX_PUSHES_PER_REPLICA // (2 * K)))
+    if _renewal_engine(scheme) is _kasync_trace:
+        # stepped update by update: many replicas in lockstep amortise the per-step overhead
+        R_cap = max(4, min(256, 2**16 // m))
+        R = int(min(R_cap, max(4, iterations // max(w, 200))))
+    else:
+        # fully vectorised: every replica pays its warm-up, so few long replicas are cheapest
+        R = int(min(8, max(4, iterations // (10 * w))))
+    while True:
+        B = max(1, -(-32 // R))
+        n = max(B * 4, -(-iterations // R))
+        n = -(-n // B) * B
+        w = max(w, n // 10)
+        # bound one replica's run: split very long runs over more replicas
+        if (w + n) * K <= _MAX_PUSHES_PER_REPLICA or n <= w:
+            return R, w, n, B
+        R *= 2
 
 
 def _heavy_note(delay: Delay) -> str:
@@ -373,9 +422,21 @@ def simulate_runtime(scheme: Scheme, delay: Delay, iterations: int = 100_000,
     note = _heavy_note(delay)
     if isinstance(scheme, (Async, KAsync, KBatchAsync)):
         return _simulate_renewal(scheme, delay, iterations, seed, rng, keep_times, note)
-    times = _iid_times(scheme, delay, iterations, rng)
-    mean = float(times.mean())
-    std = float(times.std(ddof=1)) if iterations > 1 else math.nan
+    kept: list[np.ndarray] = []
+    total = total2 = 0.0
+    shift = None
+    for s0 in range(0, iterations, _CHUNK):
+        x = _iid_times(scheme, delay, min(_CHUNK, iterations - s0), rng)
+        if shift is None:
+            shift = float(x[0])  # centre the sums for a stable variance
+        total += float((x - shift).sum())
+        total2 += float(((x - shift) ** 2).sum())
+        if keep_times and s0 < MAX_KEPT_TIMES:
+            kept.append(x[: MAX_KEPT_TIMES - s0])
+    times = np.concatenate(kept) if kept else None
+    mean = shift + total / iterations
+    var = (total2 - total**2 / iterations) / (iterations - 1) if iterations > 1 else math.nan
+    std = math.sqrt(max(var, 0.0)) if iterations > 1 else math.nan
     hw = _t95(iterations - 1) * std / math.sqrt(iterations) if iterations > 1 else math.inf
     if isinstance(scheme, (Sync, KSync)) or (isinstance(scheme, KBatchSync) and scheme.K == 1) \
             or (isinstance(scheme, LocalSGD) and scheme.H == 1):
@@ -386,40 +447,83 @@ def simulate_runtime(scheme: Scheme, delay: Delay, iterations: int = 100_000,
     else:
         method = "per-iteration superposition of m renewal processes (K-th completion)"
     return RuntimeSample(mean=mean, ci95=(mean - hw, mean + hw), iterations=iterations, seed=seed,
-                         method=method, times=times if keep_times else None, std=std,
+                         method=method, times=times, std=std,
                          staleness_mean=None, fresh_fraction=None, note=note)
+
+
+class _BatchMeans:
+    """Streams update times, block by block, into batch sums of the post-warm-up intervals
+    (B batches of n/B updates per replica), staleness totals and the first kept intervals."""
+
+    def __init__(self, R: int, w: int, n: int, B: int, keep: bool) -> None:
+        self.R, self.w, self.n, self.B, self.L = R, w, n, B, n // B
+        self.sums = np.zeros((R, B))
+        self.prev = np.zeros(R)
+        self.j = 0
+        self.total = self.total2 = self.stale = self.fresh = 0.0
+        self.kept: list[np.ndarray] = []
+        self.n_kept = 0 if keep else MAX_KEPT_TIMES
+
+    def add(self, times: np.ndarray, stale: np.ndarray) -> bool:
+        """Take a block (R, b) of update times and (R, b, K) staleness; True when done."""
+        b = times.shape[1]
+        x = np.diff(np.concatenate([self.prev[:, None], times], axis=1), axis=1)
+        self.prev = times[:, -1].copy()
+        j = np.arange(self.j, self.j + b)
+        self.j += b
+        sel = (j >= self.w) & (j < self.w + self.n)
+        if sel.any():
+            xs, js = x[:, sel], j[sel] - self.w
+            ids = (js // self.L)[None, :] + (np.arange(self.R) * self.B)[:, None]
+            self.sums += np.bincount(ids.ravel(), xs.ravel(), self.R * self.B).reshape(self.R, self.B)
+            self.total += float(xs.sum())
+            self.total2 += float((xs * xs).sum())
+            st = stale[:, sel]
+            self.stale += float(st.sum())
+            self.fresh += float((st == 0).sum())
+            if self.n_kept < MAX_KEPT_TIMES:
+                self.kept.append(xs.ravel()[: MAX_KEPT_TIMES - self.n_kept])
+                self.n_kept += self.kept[-1].size
+        return self.j >= self.w + self.n
 
 
 def _simulate_renewal(scheme: Scheme, delay: Delay, iterations: int, seed: int | None,
                       rng: np.random.Generator, keep_times: bool, note: str) -> RuntimeSample:
     R, w, n, B = _layout(scheme, iterations)
-    engine = _renewal_engine(scheme)
     K = scheme.grads_per_update
-    # replicas in groups, so no array exceeds ~_CHUNK elements per K
-    per_replica = (w + n) * max(K, 1) * (1 if engine is _kasync_trace else 3)
-    group = max(1, min(R, _CHUNK // max(per_replica, 1)))
-    intervals, stale_sum, fresh, count = [], 0.0, 0.0, 0
-    for g0 in range(0, R, group):
-        r = min(group, R - g0)
-        trace, summary = engine(delay, scheme.m, K, r, w + n, rng, False)
-        t = trace.times[:, w - 1:]
-        intervals.append(np.diff(t, axis=1))
-        stale_sum += float(summary[0][:, w:].sum())
-        fresh += float(summary[1][:, w:].sum())
-        count += r * n * K
-    x = np.concatenate(intervals)  # (R, n)
-    batch_means = x.reshape(R * B, n // B).mean(axis=1)
-    mean = float(batch_means.mean())
-    nb = batch_means.size
-    hw = _t95(nb - 1) * float(batch_means.std(ddof=1)) / math.sqrt(nb)
-    what = ("merged renewal processes (workers never wait)" if engine is _kbatch_async_trace
-            else "update-by-update run, K pushers restart")
+    acc: list[_BatchMeans] = []
+    if _renewal_engine(scheme) is _kasync_trace:
+        # all replicas in lockstep, streamed in blocks of updates: memory does not grow with n
+        bm = _BatchMeans(R, w, n, B, keep_times)
+        for times, stale, _ in _kasync_blocks(delay, scheme.m, K, R, rng, False, w + n):
+            if bm.add(times, stale):
+                break
+        acc.append(bm)
+        what = "update-by-update run, K pushers restart"
+    else:
+        per_replica = scheme.m * (int(math.ceil((w + n) * K / scheme.m * 1.05)) + 2)
+        group = max(1, min(R, _CHUNK // max(per_replica, 1)))
+        for g0 in range(0, R, group):
+            r = min(group, R - g0)
+            tr = _kbatch_async_trace(delay, scheme.m, K, r, w + n, rng, False)
+            bm = _BatchMeans(r, w, n, B, keep_times and g0 == 0)
+            bm.add(tr.times, tr.staleness)
+            acc.append(bm)
+        what = "merged renewal processes (workers never wait)"
+    means = np.concatenate([a.sums.ravel() for a in acc]) / (n // B)
+    mean = float(means.mean())
+    nb = means.size
+    hw = _t95(nb - 1) * float(means.std(ddof=1)) / math.sqrt(nb)
+    N = R * n
+    total, total2 = sum(a.total for a in acc), sum(a.total2 for a in acc)
+    std = math.sqrt(max(total2 - total**2 / N, 0.0) / max(N - 1, 1))
+    kept = [k for a in acc for k in a.kept]
     method = (f"{what}; {R} replicas × {n} updates after {w} warm-up, "
               f"95% CI from {nb} batch means")
-    return RuntimeSample(mean=mean, ci95=(mean - hw, mean + hw), iterations=R * n, seed=seed,
-                         method=method, times=x.ravel() if keep_times else None,
-                         std=float(x.std(ddof=1)), staleness_mean=stale_sum / count,
-                         fresh_fraction=fresh / count, note=note)
+    return RuntimeSample(mean=mean, ci95=(mean - hw, mean + hw), iterations=N, seed=seed,
+                         method=method, times=np.concatenate(kept)[:MAX_KEPT_TIMES] if kept else None,
+                         std=std, staleness_mean=sum(a.stale for a in acc) / (N * K),
+                         fresh_fraction=sum(a.fresh for a in acc) / (N * K), note=note)
 
 
 # ---------------------------------------------------------------------------------------
