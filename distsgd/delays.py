@@ -23,7 +23,7 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy import stats
+from scipy import special, stats
 
 from .params import Domain, ParameterError
 
@@ -310,6 +310,44 @@ class TruncatedNormal(Delay):
 
     def _scipy(self) -> Any:
         return stats.truncnorm(a=-self.mean_ / self.std_, b=np.inf, loc=self.mean_, scale=self.std_)
+
+    # Closed forms with Φ = ndtr (far faster than scipy's generic truncnorm, and precise in both
+    # tails): with Z0 = N(0,1) and P0 = Φ(μ/σ) = P(N(μ, σ²) ≥ 0), for y ≥ 0
+    # P(Y > y) = Φ((μ − y)/σ) / P0, and the inverse is y = μ − σ Φ⁻¹(q P0).
+    @cached_property
+    def _p0(self) -> float:
+        return float(special.ndtr(self.mean_ / self.std_))
+
+    def sf(self, x: Any) -> np.ndarray:
+        y = np.asarray(x, dtype=float) - self.shift
+        return np.where(y <= 0, 1.0, special.ndtr((self.mean_ - y) / self.std_) / self._p0)
+
+    def cdf(self, x: Any) -> np.ndarray:
+        if self.mean_ < 0:  # the difference form below would cancel: both terms are near 1
+            return 1.0 - self.sf(x)
+        y = np.asarray(x, dtype=float) - self.shift
+        num = special.ndtr(y / self.std_ - self.mean_ / self.std_) - special.ndtr(-self.mean_ / self.std_)
+        return np.where(y <= 0, 0.0, num / self._p0)
+
+    def pdf(self, x: Any) -> np.ndarray:
+        y = np.asarray(x, dtype=float) - self.shift
+        dens = np.exp(-0.5 * ((y - self.mean_) / self.std_) ** 2) / (self.std_ * math.sqrt(2 * math.pi))
+        return np.where(y < 0, 0.0, dens / self._p0)
+
+    def isf(self, q: Any) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        return np.maximum(self.mean_ - self.std_ * special.ndtri(q * self._p0), 0.0) + self.shift
+
+    def ppf(self, q: Any) -> np.ndarray:
+        q = np.asarray(q, dtype=float)
+        if self.mean_ < 0:
+            return self.isf(1.0 - q)
+        lo = special.ndtr(-self.mean_ / self.std_)  # P(N ≤ 0) before conditioning
+        return np.maximum(self.mean_ + self.std_ * special.ndtri(lo + q * self._p0), 0.0) + self.shift
+
+    def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
+        # inverse survival function of a uniform in (0, 1]: exact, and never +inf
+        return self.isf(1.0 - rng.random(size)) - self.shift
 
     def _nlu(self) -> bool:
         return True
