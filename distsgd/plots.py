@@ -1,0 +1,264 @@
+"""Plotly figure builders (usable from a notebook; no Streamlit).
+
+Conventions, shared by every chart: one colour per scheme; theory traces are named with
+``analytic``, ``bound`` or ``theory`` and simulation traces with ``Monte Carlo`` or
+``simulated``; exact and numerical values are solid lines, bounds and approximations dashed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .delays import Delay, Empirical
+from .montecarlo import Timeline
+
+__all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "error_figure", "delay_figure",
+           "order_statistic_figure", "fanout_figure", "timeline_figure", "target_figure",
+           "speedup_figure", "comm_figure"]
+
+SCHEME_COLORS = {
+    "sync": "#1f77b4", "k-sync": "#ff7f0e", "k-batch-sync": "#2ca02c", "async": "#d62728",
+    "k-async": "#9467bd", "k-batch-async": "#8c564b", "local-sgd": "#e377c2",
+}
+OUTCOME_COLORS = {
+    "used": "#2ca02c", "stale": "#ff7f0e", "cancelled": "#d62728", "waiting": "#c7c7c7",
+    "communicating": "#1f77b4", "in flight": "#9edae5",
+}
+SOLID_KINDS = ("exact", "numerical")
+KIND_WORDS = {"exact": "exact", "numerical": "numerical", "upper_bound": "upper bound",
+              "lower_bound": "lower bound", "approximation": "approximation"}
+_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
+               legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=460)
+
+
+def _color(scheme: str) -> str:
+    return SCHEME_COLORS.get(scheme, "#333333")
+
+
+def _rgba(hex_color: str, alpha: float) -> str:
+    h = hex_color.lstrip("#")
+    r, g, b = (int(h[i:i + 2], 16) for i in (0, 2, 4))
+    return f"rgba({r},{g},{b},{alpha})"
+
+
+def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: str,
+                   y_title: str = "E[T] per iteration (time units)", log_x: bool = False) -> go.Figure:
+    """Analytic E[T] (solid where exact/numerical, dashed where a bound or approximation) and
+    Monte Carlo means with 95% error bars, one colour per scheme."""
+    fig = go.Figure()
+    for scheme in dict.fromkeys(r["scheme"] for r in rows):
+        rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r[x])
+        xs = [r[x] for r in rs]
+        col = _color(scheme)
+        for group, dash in ((SOLID_KINDS, "solid"), (("upper_bound", "lower_bound", "approximation"), "dash")):
+            ys = [r["analytic"] if r["kind"] in group else None for r in rs]
+            if all(v is None for v in ys):
+                continue
+            kinds = sorted({KIND_WORDS[r["kind"]] for r in rs if r["kind"] in group})
+            name = (f"analytic: {scheme} ({', '.join(kinds)})" if dash == "solid"
+                    else f"bound: {scheme} ({', '.join(kinds)})")
+            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name, connectgaps=False,
+                                     line=dict(color=col, dash=dash, width=2),
+                                     hovertemplate=f"{x}=%{{x}}<br>E[T]=%{{y:.4g}}<extra>{name}</extra>"))
+        if any("mc_mean" in r for r in rs):
+            mean = np.array([r["mc_mean"] for r in rs], dtype=float)
+            fig.add_trace(go.Scatter(
+                x=xs, y=mean, mode="markers", name=f"Monte Carlo: {scheme}",
+                marker=dict(color=col, size=7, symbol="circle-open", line=dict(width=2)),
+                error_y=dict(type="data", symmetric=False,
+                             array=np.array([r["mc_high"] for r in rs]) - mean,
+                             arrayminus=mean - np.array([r["mc_low"] for r in rs]), color=col),
+                hovertemplate=f"{x}=%{{x}}<br>mean=%{{y:.4g}}<extra>Monte Carlo: {scheme}</extra>"))
+    fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, **_LAYOUT)
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
+                 targets: dict[str, float] | None = None, log_y: bool = True) -> go.Figure:
+    """Error against wall-clock time: simulated mean with its 95% band, the bound (dashed) and
+    the exact model curve (dotted) per scheme; the target ε and the times it is reached."""
+    fig = go.Figure()
+    for label in dict.fromkeys(r["scheme"] for r in rows):
+        rs = [r for r in rows if r["scheme"] == label]
+        col = _color(label.split(" ")[0])
+        t = [r["time"] for r in rs]
+        fig.add_trace(go.Scatter(x=t + t[::-1], y=[r["simulated_high"] for r in rs]
+                                 + [r["simulated_low"] for r in rs][::-1],
+                                 fill="toself", fillcolor=_rgba(col, 0.15), line=dict(width=0),
+                                 name=f"simulated 95% band: {label}", hoverinfo="skip", showlegend=False))
+        fig.add_trace(go.Scatter(x=t, y=[r["simulated_mean"] for r in rs], mode="lines",
+                                 name=f"simulated mean: {label}", line=dict(color=col, width=2),
+                                 line_shape="hv"))
+        if any(r["bound"] is not None for r in rs):
+            fig.add_trace(go.Scatter(x=t, y=[r["bound"] for r in rs], mode="lines", name=f"bound: {label}",
+                                     line=dict(color=col, dash="dash", width=2)))
+        if any(r["exact"] is not None for r in rs):
+            fig.add_trace(go.Scatter(x=t, y=[r["exact"] for r in rs], mode="lines",
+                                     name=f"theory (exact model): {label}",
+                                     line=dict(color=col, dash="dot", width=2)))
+        if targets and targets.get(label) is not None and math.isfinite(targets[label]) and eps:
+            fig.add_trace(go.Scatter(x=[targets[label]], y=[eps], mode="markers",
+                                     name=f"reaches ε: {label}", showlegend=False,
+                                     marker=dict(color=col, size=12, symbol="diamond")))
+    if eps:
+        fig.add_hline(y=eps, line=dict(color="black", dash="dashdot", width=1),
+                      annotation_text=f"target ε = {eps:g}", annotation_position="top right")
+    fig.update_layout(title="Error against wall-clock time", xaxis_title="wall-clock time (time units)",
+                      yaxis_title="f(w) − f*", **_LAYOUT)
+    if log_y:
+        fig.update_yaxes(type="log")
+    return fig
+
+
+def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
+    """pdf (histogram of a sample for a measured trace) and cdf of X."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("density f(x)", "distribution F(x)"))
+    lo = delay.ppf(0.0005) if not isinstance(delay, Empirical) else delay.support[0]
+    hi = delay.ppf(0.995) if not isinstance(delay, Empirical) else delay.support[1]
+    lo, hi = float(min(lo, delay.shift)), float(hi)
+    x = np.linspace(max(0.0, lo - 0.05 * (hi - lo)), hi, 600)
+    if isinstance(delay, Empirical):
+        fig.add_trace(go.Histogram(x=delay.values + delay.shift, histnorm="probability density",
+                                   name="trace (histogram)", marker_color="#7f7f7f", nbinsx=60), 1, 1)
+    else:
+        fig.add_trace(go.Scatter(x=x, y=delay.pdf(x), name="theory: pdf", line=dict(color="#1f77b4")), 1, 1)
+        if samples is not None:
+            fig.add_trace(go.Histogram(x=samples[samples <= hi], histnorm="probability density", nbinsx=60,
+                                       name="Monte Carlo: sample", marker_color="rgba(31,119,180,0.3)"), 1, 1)
+    fig.add_trace(go.Scatter(x=x, y=delay.cdf(x), name="theory: cdf", line=dict(color="#ff7f0e"),
+                             line_shape="hv" if isinstance(delay, Empirical) else "linear"), 1, 2)
+    fig.update_xaxes(title_text="delay x (time units)")
+    fig.update_yaxes(title_text="density", row=1, col=1)
+    fig.update_yaxes(title_text="probability", row=1, col=2)
+    fig.update_layout(title=f"Delay distribution: {delay.label}", **{**_LAYOUT, "height": 380})
+    return fig
+
+
+def order_statistic_figure(samples: np.ndarray, x: np.ndarray, pdf: np.ndarray | None, k: int, n: int,
+                           mean: float | None = None) -> go.Figure:
+    """Histogram of simulated X_{k:n} with the theoretical density overlaid."""
+    fig = go.Figure()
+    hi = float(np.quantile(samples, 0.995))
+    fig.add_trace(go.Histogram(x=samples[samples <= hi], histnorm="probability density", nbinsx=70,
+                               name=f"Monte Carlo: X_({k}:{n})", marker_color="rgba(148,103,189,0.45)"))
+    if pdf is not None:
+        fig.add_trace(go.Scatter(x=x, y=pdf, name=f"theory: density of X_({k}:{n})",
+                                 line=dict(color="#9467bd", width=2)))
+    if mean is not None and math.isfinite(mean):
+        fig.add_vline(x=mean, line=dict(color="black", dash="dash"), annotation_text=f"E = {mean:.4g}")
+    fig.update_layout(title=f"The K-th fastest of m: X_({k}:{n})", xaxis_title="time (time units)",
+                      yaxis_title="density", bargap=0.02, **{**_LAYOUT, "height": 380})
+    return fig
+
+
+def fanout_figure(ms: Sequence[int], analytic: Sequence[float | None], mc: Sequence[float],
+                  mc_low: Sequence[float], mc_high: Sequence[float], mean_x: float) -> go.Figure:
+    """How the slowest of m grows with m: E[X_{m:m}] (theory) and Monte Carlo, against E[X]."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(ms), y=list(analytic), mode="lines", name="analytic: E[max of m]",
+                             line=dict(color="#d62728", width=2)))
+    mc = np.asarray(mc, dtype=float)
+    fig.add_trace(go.Scatter(x=list(ms), y=mc, mode="markers", name="Monte Carlo: mean max of m",
+                             marker=dict(color="#d62728", symbol="circle-open", size=8),
+                             error_y=dict(type="data", symmetric=False, array=np.asarray(mc_high) - mc,
+                                          arrayminus=mc - np.asarray(mc_low))))
+    if math.isfinite(mean_x):
+        fig.add_hline(y=mean_x, line=dict(color="#1f77b4", dash="dash"), annotation_text=f"E[X] = {mean_x:.3g}")
+    fig.update_xaxes(type="log")
+    fig.update_layout(title="Fan-out: the slowest of m workers", xaxis_title="workers m (log scale)",
+                      yaxis_title="E[X_(m:m)] (time units)", **{**_LAYOUT, "height": 380})
+    return fig
+
+
+def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
+    """Gantt chart: one row per worker, bars coloured by outcome, dotted lines at updates."""
+    fig = go.Figure()
+    show = tl.worker < max_workers
+    for outcome, col in OUTCOME_COLORS.items():
+        sel = show & (tl.outcome == outcome)
+        if not sel.any():
+            continue
+        text = [f"staleness {s}" if outcome == "stale" else "" for s in tl.staleness[sel]]
+        fig.add_trace(go.Bar(
+            y=[f"worker {w + 1}" for w in tl.worker[sel]], x=tl.end[sel] - tl.start[sel], base=tl.start[sel],
+            orientation="h", name=outcome, marker=dict(color=col, line=dict(color="white", width=0.5)),
+            customdata=np.stack([tl.start[sel], tl.end[sel]], axis=1), hovertext=text,
+            hovertemplate="%{y}<br>%{customdata[0]:.3g} → %{customdata[1]:.3g}<br>%{hovertext}"
+                          f"<extra>{outcome}</extra>"))
+    for i, t in enumerate(tl.update_times):
+        fig.add_vline(x=float(t), line=dict(color="black", width=1, dash="dot"),
+                      annotation_text=f"w{i + 1}" if len(tl.update_times) <= 20 else None,
+                      annotation_position="top")
+    n = min(tl.scheme.m, max_workers)
+    fig.update_layout(barmode="overlay", title=f"Timeline: {tl.scheme.label}, delay {tl.delay.label}",
+                      xaxis_title="wall-clock time (time units)", yaxis_title="",
+                      **{**_LAYOUT, "height": max(300, 28 * n + 160)})
+    fig.update_yaxes(autorange="reversed", categoryorder="array",
+                     categoryarray=[f"worker {w + 1}" for w in range(n)])
+    return fig
+
+
+def target_figure(rows: Sequence[dict[str, Any]], x_title: str, best_bound: int | None,
+                  best_sim: int | None, eps: float) -> go.Figure:
+    """Time to reach ε against the swept parameter, the best choice marked."""
+    fig = go.Figure()
+    xs = [r["x"] for r in rows]
+
+    def finite(v: Any) -> float | None:
+        return v if v is not None and math.isfinite(v) else None
+
+    fig.add_trace(go.Scatter(x=xs, y=[finite(r["bound_time"]) for r in rows], mode="lines+markers",
+                             name="bound: time to ε", line=dict(color="#1f77b4", dash="dash")))
+    if any("simulated_time" in r for r in rows):
+        y = np.array([finite(r.get("simulated_time")) if finite(r.get("simulated_time")) is not None
+                      else np.nan for r in rows], dtype=float)
+        hi = np.array([finite(r.get("simulated_high")) or np.nan for r in rows], dtype=float)
+        lo = np.array([finite(r.get("simulated_low")) or np.nan for r in rows], dtype=float)
+        fig.add_trace(go.Scatter(x=xs, y=y, mode="lines+markers", name="simulated: time to ε",
+                                 line=dict(color="#d62728"),
+                                 error_y=dict(type="data", symmetric=False, array=np.nan_to_num(hi - y),
+                                              arrayminus=np.nan_to_num(y - lo))))
+    for idx, name, col in ((best_bound, "best (bound)", "#1f77b4"), (best_sim, "best (simulated)", "#d62728")):
+        if idx is not None:
+            key = "bound_time" if name == "best (bound)" else "simulated_time"
+            fig.add_trace(go.Scatter(x=[xs[idx]], y=[rows[idx][key]], mode="markers", name=name,
+                                     marker=dict(symbol="star", size=18, color=col)))
+    never = [r["x"] for r in rows if r["bound_time"] is not None and math.isinf(r["bound_time"])]
+    sub = f" — never from the bound (floor above ε) at {x_title} = {', '.join(map(str, never[:8]))}" if never else ""
+    fig.update_layout(title=f"Time to reach ε = {eps:g}{sub}", xaxis_title=x_title,
+                      yaxis_title="wall-clock time to ε (time units)", **_LAYOUT)
+    return fig
+
+
+def speedup_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
+    """Throughput of m workers over one (samples per unit time), per scheme."""
+    fig = go.Figure()
+    for scheme in dict.fromkeys(r["scheme"] for r in rows):
+        rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r["m"])
+        fig.add_trace(go.Scatter(x=[r["m"] for r in rs], y=[r.get("throughput_speedup") for r in rs],
+                                 mode="lines+markers", name=f"analytic: {scheme}",
+                                 line=dict(color=_color(scheme))))
+    ms = sorted({r["m"] for r in rows})
+    fig.add_trace(go.Scatter(x=ms, y=ms, mode="lines", name="ideal (m×)", line=dict(color="#999", dash="dot")))
+    fig.update_layout(title="Speed-up over one worker", xaxis_title="workers m",
+                      yaxis_title="samples per unit time ÷ one worker's", **_LAYOUT)
+    fig.update_xaxes(type="log")
+    fig.update_yaxes(type="log")
+    return fig
+
+
+def comm_figure(ms: Sequence[int], ps: Sequence[float], ring: Sequence[float]) -> go.Figure:
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(x=list(ms), y=list(ps), mode="lines+markers", name="theory: parameter server"))
+    fig.add_trace(go.Scatter(x=list(ms), y=list(ring), mode="lines+markers", name="theory: ring all-reduce"))
+    fig.update_xaxes(type="log")
+    fig.update_layout(title="Communication time per round", xaxis_title="workers m (log scale)",
+                      yaxis_title="time per round (s)", **{**_LAYOUT, "height": 360})
+    return fig

@@ -1,0 +1,216 @@
+"""Sweeps over K, m and H that the dashboard pages draw and export, as plain rows.
+
+Each function returns a list of dicts (one per point), so the same data feeds a plotly figure
+(:mod:`distsgd.plots`), a table and a CSV download.  Monte Carlo work per call is bounded by
+``budget`` (array-element operations, see :func:`distsgd.montecarlo.iteration_cost`).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from .analytic import expected_runtime, order_statistic_mean
+from .delays import Delay
+from .montecarlo import iteration_cost, simulate_runtime
+from .params import ParameterError
+from .schemes import Scheme, make_scheme, scheme_parameters
+from .sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, exact_error_vs_time,
+                  simulate_error, simulated_time_to_target)
+
+__all__ = ["build", "iterations_for", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
+           "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
+
+DEFAULT_BUDGET = 3e6
+MIN_ITERATIONS = 300
+MAX_ITERATIONS_UI = 200_000
+
+
+def build(name: str, m: int, K: int | None = None, H: int | None = None, comm_delay: float = 0.0) -> Scheme:
+    """make_scheme with only the parameters this scheme takes (K clamped to m for k-of-m schemes)."""
+    takes = scheme_parameters(name)
+    kw: dict[str, Any] = {}
+    if "K" in takes:
+        kw["K"] = min(K or 1, m) if name in ("k-sync", "k-async") else (K or 1)
+    if "H" in takes:
+        kw["H"] = H or 1
+        kw["comm_delay"] = comm_delay
+    return make_scheme(name, m, **kw)
+
+
+def iterations_for(scheme: Scheme, budget: float, points: int = 1) -> int:
+    """Monte Carlo iterations per point so that ``points`` points cost about ``budget``."""
+    it = budget / max(points, 1) / iteration_cost(scheme)
+    return int(min(MAX_ITERATIONS_UI, max(MIN_ITERATIONS, it)))
+
+
+def k_grid(m: int, n: int = 16) -> list[int]:
+    """About n values of K in [1, m], denser at both ends (where the curves bend)."""
+    if m <= n:
+        return list(range(1, m + 1))
+    u = (1 - np.cos(np.linspace(0, np.pi, n))) / 2
+    return sorted({int(round(1 + (m - 1) * x)) for x in u})
+
+
+def m_grid(m_max: int, n: int = 12) -> list[int]:
+    """About n values of m in [1, m_max], log-spaced."""
+    return sorted({int(round(x)) for x in np.geomspace(1, max(m_max, 1), n)})
+
+
+def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAULT_BUDGET,
+                 seed: int = 0, simulate: bool = True) -> list[dict[str, Any]]:
+    """Analytic and Monte Carlo E[T] per iteration for each scheme."""
+    schemes = list(schemes)
+    rows = []
+    for i, s in enumerate(schemes):
+        est = expected_runtime(s, delay)
+        row: dict[str, Any] = {**s.as_dict(), "label": s.label, "analytic": est.value,
+                               "kind": est.kind, "method": est.method,
+                               "analytic_std": est.std}
+        if simulate:
+            mc = simulate_runtime(s, delay, iterations_for(s, budget, len(schemes)),
+                                  seed=seed + 7919 * i, keep_times=False)
+            row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1],
+                       mc_iterations=mc.iterations, staleness_mean=mc.staleness_mean,
+                       fresh_fraction=mc.fresh_fraction)
+        rows.append(row)
+    return rows
+
+
+def runtime_vs_K(names: Sequence[str], m: int, delay: Delay, Ks: Sequence[int], H: int = 1,
+                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0) -> list[dict[str, Any]]:
+    """E[T] against K for each scheme; schemes without K give one point per K (a flat line)."""
+    schemes = []
+    for name in names:
+        takes = scheme_parameters(name)
+        for K in Ks:
+            if "K" in takes and name in ("k-sync", "k-async") and K > m:
+                continue
+            schemes.append(build(name, m, K, H, comm_delay))
+    rows = runtime_rows(_unique(schemes), delay, budget, seed)
+    by = {(r["scheme"], r.get("K")): r for r in rows}
+    out = []
+    for name in names:
+        for K in Ks:
+            key = (name, K if "K" in scheme_parameters(name) else None)
+            if key in by:
+                out.append({**by[key], "x_K": K})
+    return out
+
+
+def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Delay, K: int, H: int = 1,
+                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0) -> list[dict[str, Any]]:
+    """E[T] against m (K clamped to m for the k-of-m schemes)."""
+    schemes = [build(name, m, K, H, comm_delay) for name in names for m in ms]
+    rows = runtime_rows(schemes, delay, budget, seed)
+    mean_x = delay.mean
+    for r in rows:
+        # samples processed per unit time relative to one worker: K_used · E[X] / E[T]
+        used = 1 if r["scheme"] == "async" else (r["K"] or r["m"])
+        val = r["analytic"] if r["analytic"] is not None else r.get("mc_mean")
+        r["throughput_speedup"] = (used * mean_x / val) if (val and math.isfinite(mean_x)) else None
+    return rows
+
+
+def runtime_vs_H(m: int, Hs: Sequence[int], delay: Delay, comm_delay: float,
+                 budget: float = DEFAULT_BUDGET, seed: int = 0) -> list[dict[str, Any]]:
+    return runtime_rows([build("local-sgd", m, None, H, comm_delay) for H in Hs], delay, budget, seed)
+
+
+def async_speedup(m: int, delay: Delay) -> dict[str, Any]:
+    """Speed-up of async over sync per iteration: E[T_sync]/E[T_async] = m·E[X_{m:m}]/E[X]."""
+    sync = order_statistic_mean(delay, m, m)
+    if sync.value is None or not math.isfinite(delay.mean):
+        return {"value": None, "kind": sync.kind if sync.value is None else "infinite"}
+    return {"value": m * sync.value / delay.mean, "kind": sync.kind}
+
+
+def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: float, points: int,
+               replicas: int, seed: int = 0, gamma: float | None = None, p0: float | None = None,
+               lr: LearningRate | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Long-format rows (scheme, time, bound, exact, simulated mean and band) and a summary per
+    scheme (bound kind and note, measured staleness, γ and p0 used)."""
+    rows: list[dict[str, Any]] = []
+    summary: list[dict[str, Any]] = []
+    for i, s in enumerate(schemes):
+        sim = simulate_error(s, delay, problem, time, points, replicas, seed + 104_729 * i, lr)
+        g = gamma if gamma is not None else sim.gamma_measured
+        p = p0 if p0 is not None else sim.fresh_fraction
+        bound = bound_vs_time(s, delay, problem, sim.time, g, p, seed=seed)
+        exact = exact_error_vs_time(s, delay, problem, sim.time, paths=400, seed=seed + 1)
+        for j, t in enumerate(sim.time):
+            rows.append({"scheme": s.label, "time": float(t),
+                         "bound": None if bound.values is None else float(bound.values[j]),
+                         "exact": None if exact is None else float(exact[0][j]),
+                         "simulated_mean": float(sim.mean[j]), "simulated_low": float(sim.ci95_low[j]),
+                         "simulated_high": float(sim.ci95_high[j])})
+        summary.append({"scheme": s.label, "bound_kind": bound.kind, "bound_note": bound.note,
+                        "floor": bound.floor, "runtime": bound.runtime.value if bound.runtime else None,
+                        "runtime_kind": bound.runtime.kind if bound.runtime else None,
+                        "gamma": g, "p0": p, "staleness_mean": sim.staleness_mean,
+                        "fresh_fraction": sim.fresh_fraction, "replicas": sim.replicas})
+    return rows, summary
+
+
+def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: float,
+                time: float | None = None, points: int = 201, replicas: int = 0, seed: int = 0,
+                gamma: float = 0.5, p0: float | None = None, x_name: str = "K") -> list[dict[str, Any]]:
+    """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation."""
+    out = []
+    for i, s in enumerate(schemes):
+        sim = None
+        if replicas and time:
+            sim = simulate_error(s, delay, problem, time, points, replicas, seed + 31 * i)
+        p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)
+        b = bound_time_to_target(s, delay, problem, eps, gamma, p, seed=seed)
+        row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
+               "bound_time": b.value, "bound_source": b.source}
+        if sim is not None:
+            st = simulated_time_to_target(sim, eps)
+            row.update(simulated_time=st.value, simulated_low=st.low, simulated_high=st.high,
+                       staleness_mean=sim.staleness_mean)
+        out.append(row)
+    return out
+
+
+def best_index(rows: Sequence[dict[str, Any]], column: str) -> int | None:
+    """Index of the smallest finite value of a column, None if there is none."""
+    vals = [(r.get(column), i) for i, r in enumerate(rows)]
+    finite = [(v, i) for v, i in vals if v is not None and math.isfinite(v)]
+    return min(finite)[1] if finite else None
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    """CSV text of a list of dicts (union of keys, first-seen order)."""
+    if not rows:
+        return ""
+    keys: list[str] = []
+    for r in rows:
+        keys += [k for k in r if k not in keys]
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
+    w.writeheader()
+    for r in rows:
+        w.writerow({k: ("" if r.get(k) is None else r.get(k)) for k in keys})
+    return buf.getvalue()
+
+
+def _unique(schemes: Iterable[Scheme]) -> list[Scheme]:
+    seen, out = set(), []
+    for s in schemes:
+        if s not in seen:
+            seen.add(s)
+            out.append(s)
+    return out
+
+
+def check_names(names: Sequence[str]) -> list[str]:
+    from .schemes import SCHEME_NAMES
+    bad = [n for n in names if n not in SCHEME_NAMES]
+    if bad:
+        raise ParameterError("schemes", f"unknown scheme(s) {', '.join(bad)}")
+    return list(names)

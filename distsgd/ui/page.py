@@ -1,0 +1,53 @@
+"""Helpers every page uses: header with the formula, notices, charts with CSV and captions,
+and a guard that turns any error into a message (never a traceback)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any, Iterator, Sequence
+
+import streamlit as st
+
+from .. import sweeps
+from ..params import ParameterError
+from . import state
+
+
+def header(title: str, intro: str, latex: str | Sequence[str] = ()) -> None:
+    st.title(title)
+    st.markdown(intro)
+    for f in [latex] if isinstance(latex, str) else latex:
+        st.latex(f)
+    show_notices()
+
+
+def show_notices() -> None:
+    """Notices about clamped or replaced inputs (URL or widgets) of this run."""
+    for note in state.notices():
+        st.warning(note, icon="⚠️")
+    state.clear_notices()
+
+
+def chart(fig: Any, rows: Sequence[dict[str, Any]], name: str, notice: str = "") -> None:
+    """A plotly chart, a CSV download of its data, and a 'what to notice' caption."""
+    st.plotly_chart(fig, width="stretch", key=f"chart-{name}")
+    if notice:
+        st.caption(f"**What to notice.** {notice}")
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    st.download_button("Download the data (CSV)", sweeps.to_csv(rows), file_name=f"distsgd-{slug}.csv",
+                       mime="text/csv", key=f"csv-{slug}")
+
+
+@contextlib.contextmanager
+def guard() -> Iterator[None]:
+    """Show bad input as an error message and anything unexpected as a short apology."""
+    try:
+        yield
+    except ParameterError as exc:
+        st.error(f"Cannot compute this view: {exc}", icon="🚫")
+    except Exception as exc:  # the hosted app never shows a traceback
+        st.error(f"Something went wrong computing this view ({type(exc).__name__}). "
+                 "Try other settings; the issue has been logged.", icon="🚫")
+        import logging
+        logging.getLogger("distsgd").exception("page error")

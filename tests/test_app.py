@@ -1,0 +1,170 @@
+"""The dashboard under streamlit.testing.v1.AppTest: every page, every control, hostile URLs."""
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from apptest_support import navigation_only, open_app
+
+PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timeline.py",
+         "pages/local_sgd.py", "pages/tradeoffs.py"]
+THEORY = ("analytic", "bound", "theory")
+SIMULATION = ("simulated", "Monte Carlo")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _navigation_only():
+    with navigation_only():
+        yield
+
+
+def fresh(query: dict | None = None) -> AppTest:
+    return open_app(query=query)
+
+
+def trace_names(at: AppTest) -> list[list[str]]:
+    return [[t.get("name", "") for t in json.loads(c.proto.spec)["data"]] for c in at.get("plotly_chart")]
+
+
+def assert_clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+@pytest.fixture(scope="module")
+def app() -> AppTest:
+    return fresh()
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_renders_at_defaults(app, page):
+    app.switch_page(page)
+    app.run()
+    assert_clean(app)
+    assert app.title and app.get("plotly_chart"), page
+    assert len(app.get("download_button")) >= len(app.get("plotly_chart"))
+
+
+@pytest.mark.parametrize("page", ["pages/runtime.py", "pages/error.py"])
+def test_runtime_and_error_charts_show_theory_and_simulation(app, page):
+    app.switch_page(page)
+    app.run()
+    for names in trace_names(app):
+        assert any(any(w in n for w in THEORY) for n in names), names
+        assert any(any(w in n for w in SIMULATION) for n in names), names
+
+
+def test_bounds_are_dashed_and_exact_lines_solid(app):
+    app.switch_page("pages/runtime.py")
+    app.run()
+    app.sidebar.selectbox(key="delay").set_value("weibull").run()  # NLU, not memoryless
+    app.sidebar.multiselect(key="schemes").set_value(["k-sync", "k-async"]).run()
+    spec = json.loads(app.get("plotly_chart")[0].proto.spec)
+    dashes = {t["name"]: t.get("line", {}).get("dash") for t in spec["data"] if t.get("mode") == "lines"}
+    assert any(n.startswith("bound: k-async") and d == "dash" for n, d in dashes.items()), dashes
+    assert any(n.startswith("analytic: k-sync") and d == "solid" for n, d in dashes.items()), dashes
+
+
+SIDEBAR_MOVES = {"m": 24, "K": 7, "H": 3, "lam": 2.5, "delta": 0.3}
+FAMILY_MOVES = {"pareto": {"xm": 0.5, "alpha": 1.8}, "lognormal": {"ln_mu": 0.2, "ln_sigma": 1.4},
+                "normal": {"n_mean": 2.0, "n_std": 0.7}, "weibull": {"w_shape": 0.7, "w_scale": 2.0},
+                "uniform": {"u_low": 1.0, "u_high": 3.0}, "exp": {"lam": 3.0}}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_sidebar_control_moves_without_error(page):
+    at = fresh()
+    at.switch_page(page)
+    at.run()
+    for key, v in SIDEBAR_MOVES.items():
+        at.sidebar.slider(key=key).set_value(v).run()
+        assert_clean(at)
+    for family, moves in FAMILY_MOVES.items():
+        at.sidebar.selectbox(key="delay").set_value(family).run()
+        for key, v in moves.items():
+            at.sidebar.slider(key=key).set_value(v).run()
+        assert_clean(at)
+        assert at.get("plotly_chart")
+    at.sidebar.multiselect(key="schemes").set_value(
+        ["sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd"]).run()
+    at.sidebar.selectbox(key="budget").set_value("fast").run()
+    at.sidebar.number_input(key="seed").set_value(7).run()
+    assert_clean(at)
+
+
+PAGE_MOVES = {
+    "pages/error.py": [("number_input", "eta", 0.02), ("number_input", "L", 3.0), ("number_input", "mu", 0.3),
+                       ("number_input", "sigma2", 2.0), ("number_input", "b", 4), ("number_input", "f0", 2.0),
+                       ("number_input", "dim", 5), ("selectbox", "lr_rule", "adaptive"), ("number_input", "C", 0.02),
+                       ("selectbox", "lr_rule", "staleness"), ("slider", "gamma", 0.3), ("radio", "p0_mode", "input"),
+                       ("slider", "p0", 0.4), ("slider", "replicas", 50), ("number_input", "horizon", 30.0),
+                       ("number_input", "eps", 0.1)],
+    "pages/timeline.py": [("selectbox", "tl_scheme", "k-async"), ("slider", "tl_iters", 9),
+                          ("selectbox", "tl_scheme", "local-sgd"), ("selectbox", "tl_scheme", "k-batch-sync")],
+    "pages/local_sgd.py": [("slider", "D", 1.5), ("radio", "comm_source", "network model"),
+                           ("selectbox", "topology", "parameter-server"), ("number_input", "params_m", 5.0),
+                           ("number_input", "gbps", 1.0), ("number_input", "latency_ms", 1.0)],
+    "pages/tradeoffs.py": [("radio", "sweep", "m"), ("selectbox", "sweep_scheme", "k-sync"), ("radio", "sweep", "H"),
+                           ("radio", "sweep", "K"), ("number_input", "eps", 0.2), ("number_input", "horizon", 40.0)],
+}
+
+
+@pytest.mark.parametrize("page", list(PAGE_MOVES))
+def test_every_page_control_moves_without_error(page):
+    at = fresh()
+    at.switch_page(page)
+    at.run()
+    for kind, key, v in PAGE_MOVES[page]:
+        getattr(at, kind)(key=key).set_value(v).run()
+        assert_clean(at)
+        assert at.get("plotly_chart"), (key, v)
+
+
+@pytest.mark.parametrize("query, expect", [
+    ({"m": "-5", "K": "1000"}, {"m": 1, "K": 1}),
+    ({"m": "abc", "lam": "0", "delay": "nonsense"}, {"m": 16, "lam": 0.01, "delay": "shifted-exp"}),
+    ({"m": "100000000"}, {"m": 1000}),
+    ({"K": "2.5", "schemes": ["sync", "bogus"], "seed": "-1"}, {"K": 2, "schemes": ["sync"], "seed": 0}),
+    ({"alpha": "inf", "delay": "pareto"}, {"alpha": 2.5, "delay": "pareto"}),
+    ({"delay": "trace"}, {"delay": "trace"}),
+])
+def test_hostile_urls_render_with_a_notice_and_clamped_values(query, expect):
+    at = fresh(query)
+    assert_clean(at)
+    assert at.warning, "expected a visible notice"
+    for key, v in expect.items():
+        assert at.session_state[key] == v, (key, at.session_state[key])
+    assert at.get("plotly_chart")
+
+
+def test_url_reproduces_the_view():
+    at = fresh({"m": "32", "K": "5", "delay": "lognormal", "ln_sigma": "1.5", "schemes": ["sync", "async"]})
+    assert_clean(at)
+    assert not at.warning
+    assert at.sidebar.slider(key="m").value == 32 and at.sidebar.slider(key="K").value == 5
+    assert at.sidebar.slider(key="ln_sigma").value == 1.5
+    at.sidebar.slider(key="m").set_value(40).run()
+    assert at.query_params["m"] == "40"
+    assert at.query_params["delay"] == "lognormal"
+    assert at.query_params["schemes"] == ["sync", "async"]
+
+
+def test_k_is_clamped_when_m_shrinks():
+    at = fresh({"m": "20", "K": "15"})
+    at.sidebar.slider(key="m").set_value(8).run()
+    assert_clean(at)
+    assert at.sidebar.slider(key="K").value == 8
+
+
+@pytest.mark.parametrize("preset", ["seed example: exponential delays", "heavy-tailed stragglers",
+                                    "backup workers N + b", "local SGD with slow network",
+                                    "staleness hurts: async vs sync floor"])
+def test_presets_set_the_controls(preset):
+    from distsgd.ui.state import PRESETS
+    at = fresh()
+    at.sidebar.selectbox(key="preset").set_value(preset).run()
+    assert_clean(at)
+    for key, v in PRESETS[preset].items():
+        if key in ("m", "K", "delay", "lam", "delta", "alpha", "schemes"):
+            assert at.session_state[key] == v, key
