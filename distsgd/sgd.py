@@ -35,7 +35,7 @@ from .schemes import LocalSGD, Scheme
 __all__ = [
     "Problem", "LearningRate", "BoundCurve", "ErrorSimulation", "TargetTime",
     "error_bound", "bound_vs_time", "exact_error", "exact_error_vs_time", "simulate_error",
-    "time_to_target", "bound_time_to_target", "sweep_time_to_target",
+    "time_to_target", "bound_time_to_target", "simulated_time_to_target", "sweep_time_to_target",
     "ETA", "L_SMOOTH", "MU", "SIGMA2", "BATCH", "F0", "DIM", "GAMMA", "P0", "TIME", "POINTS",
     "REPLICAS", "MAX_REPLICAS", "MAX_UPDATES",
 ]
@@ -155,9 +155,13 @@ def _bound_constants(scheme: Scheme, problem: Problem, gamma: float | None,
     if gamma is None or p0 is None:
         missing = "γ" if gamma is None else "p₀"
         return None, None, "", f"the asynchronous bound needs {missing}", None
-    gamma = GAMMA.check(gamma, "gamma")
+    # a measured γ may exceed 1 (near the noise floor stale and fresh gradients differ by
+    # noise alone); the bound assumes γ ≤ 1, so then it is not drawn
+    gamma = Domain("gamma", 0.0, math.inf).check(gamma, "gamma")
     p0 = P0.check(p0, "p0")
     gp = 1 - gamma + p0 / 2
+    if gamma > 1:
+        return None, None, "γ ≤ 1", f"γ = {gamma:.3g} > 1: the bound's assumption on stale gradients fails", gp
     limit = 1 / (2 * L * (1 / K + 1))
     cond = "η ≤ 1/(2L(1/K + 1)) and γ' = 1 − γ + p₀/2 > 0"
     if eta > limit:

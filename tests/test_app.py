@@ -159,7 +159,7 @@ def test_k_is_clamped_when_m_shrinks():
 
 @pytest.mark.parametrize("preset", ["seed example: exponential delays", "heavy-tailed stragglers",
                                     "backup workers N + b", "local SGD with slow network",
-                                    "staleness hurts: async vs sync floor"])
+                                    "async wins early, loses late"])
 def test_presets_set_the_controls(preset):
     from distsgd.ui.state import PRESETS
     at = fresh()

@@ -246,3 +246,9 @@ def test_bad_simulation_parameters():
         assert info.value.parameter == name
     with pytest.raises(ParameterError, match="infinite"):
         simulate_error(make_scheme("async", 4), parse_delay("pareto(xm=1, alpha=0.9)"), P, 5.0, 5, 10)
+
+
+def test_measured_gamma_above_one_makes_the_bound_unavailable_not_an_error():
+    small = Problem(eta=0.05, L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=4)
+    c = error_bound(make_scheme("async", 4), small, np.arange(10), gamma=1.06, p0=0.1)
+    assert c.values is None and c.kind == "unavailable" and "γ = 1.06 > 1" in c.note

@@ -161,9 +161,9 @@ PRESETS: dict[str, dict[str, Any]] = {
         delay="shifted-exp", lam=2.0, delta=0.1, m=16, H=8, D=2.0, comm_source="network model",
         topology="parameter-server", params_m=25.0, gbps=1.0, latency_ms=0.5,
         schemes=["sync", "local-sgd"], tl_scheme="local-sgd"),
-    "staleness hurts: async vs sync floor": dict(
-        delay="exp", lam=1.0, delta=0.0, m=32, K=8, schemes=["sync", "async", "k-async"], eta=0.03,
-        sigma2=4.0, eps=0.02, horizon=80.0),
+    "async wins early, loses late": dict(
+        delay="exp", lam=1.0, delta=0.0, m=16, K=4, schemes=["sync", "k-sync", "async"], eta=0.05,
+        L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10, eps=0.01, horizon=200.0),
 }
 
 
