@@ -30,7 +30,7 @@ from .analytic import Estimate, expected_runtime
 from .delays import Delay
 from .montecarlo import SEED, UpdateTrace, _rng, simulate_runtime, simulate_updates
 from .params import Domain, ParameterError
-from .schemes import LocalSGD, Scheme
+from .schemes import KAsync, LocalSGD, Scheme
 
 __all__ = [
     "Problem", "LearningRate", "BoundCurve", "ErrorSimulation", "TargetTime",
@@ -59,6 +59,8 @@ MAX_WORK = 4e9
 ETA_MAX = Domain("eta_max", 0.0, 100.0, low_open=True, symbol="η_max")
 C_ADAPT = Domain("C", 0.0, 1e9, low_open=True, symbol="C")
 _GROUP = 2**21
+#: bytes of trace and SGD state per group of replicas simulated together
+_GROUP_BYTES = 64 * 2**20
 
 
 @dataclass(frozen=True)
@@ -360,8 +362,7 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
     if work > MAX_WORK:
         raise ParameterError("replicas", f"replicas × updates × K × dim ≈ {work:.3g} exceeds the cap "
                              f"{MAX_WORK:.0e}; use fewer replicas or a shorter time")
-    per_replica = max(n * K * 3, scheme.m * problem.dim, 1)
-    group = max(1, min(replicas, _GROUP // per_replica))
+    group = _replica_group(scheme, n, problem.dim, replicas)
     errors = np.empty((replicas, points))
     stats = _StaleStats()
     n_used = n
@@ -385,6 +386,21 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
         out.gamma_measured = stats.gdiff / stats.gnow if stats.gnow > 0 else None
         out.staleness_counts = stats.hist
     return out
+
+
+def _replica_group(scheme: Scheme, n: int, dim: int, replicas: int) -> int:
+    """Replicas simulated together: as many as keep the trace and the SGD state of one group
+    within _GROUP_BYTES (fresh schemes keep only update times; asynchronous ones also each
+    gradient's worker and staleness, and every worker's read parameters)."""
+    if scheme.fresh:
+        per = 8 * (n + 1) * 2 + 8 * dim * 4
+    else:
+        K = scheme.grads_per_update
+        # bytes per gradient of the timing engine's working arrays: the k-async stepper keeps
+        # staleness and workers (~24 B); the merged-renewal engine sorts all pushes (~72 B)
+        per_grad = 24 if isinstance(scheme, KAsync) and K > 1 else 72
+        per = 8 * (n + 1) * 2 + per_grad * n * K + 8 * scheme.m * dim + 8 * K * dim * 4
+    return int(max(1, min(replicas, _GROUP_BYTES // per)))
 
 
 class _StaleStats:
@@ -434,39 +450,48 @@ def _run_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate
 def _run_async_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
                    rng: np.random.Generator, stats: _StaleStats, w: np.ndarray,
                    err: np.ndarray) -> np.ndarray:
+    """Update j averages the K gradients h ⊙ w_τ(k) + ξ_k, each at the parameters w_τ(k) its
+    worker read.  With per-gradient rates λ_k the noise part (1/K) Σ λ_k ξ_k is one Gaussian
+    with variance (σ²/(b d)) Σ λ_k² / K² per coordinate, drawn as such (exact in law)."""
     R, n = tr.times.shape
     h, eta, sd, d = problem.h, problem.eta, problem.noise_sd, problem.dim
+    h2 = h * h
     eta_max = lr.eta_max if lr.eta_max is not None else eta
     assert tr.workers is not None and tr.staleness is not None and tr.reads_after_update is not None
     K = tr.workers.shape[2]
-    w_read = np.broadcast_to(w[:, None, :], (R, scheme.m, d)).copy()
-    rows = np.arange(R)[:, None]
-    after = tr.reads_after_update
-    mid = ~after
+    m = scheme.m
+    w_read = np.broadcast_to(w[:, None, :], (R, m, d)).reshape(R * m, d).copy()
+    base = (np.arange(R) * m)[:, None]
+    after, mid = tr.reads_after_update, ~tr.reads_after_update
     for j in range(n):
-        idx = tr.workers[:, j]
+        flat = tr.workers[:, j] + base  # (R, K) rows of w_read
         st = tr.staleness[:, j]
         stats.add(st)
-        wj = w[:, None, :]
-        used = np.where((st == 0)[..., None], wj, w_read[rows, idx])
-        g = h * used + sd * rng.standard_normal((R, K, d))
-        gap = wj - used
-        stats.gdiff += float(((h * gap) ** 2).sum()) / K
-        stats.gnow += float(((h * w) ** 2).sum())
-        if lr.rule == "constant":
-            step = eta * g.mean(axis=1)
-        elif lr.rule == "staleness":
-            step = ((eta / np.maximum(st, 1))[..., None] * g).mean(axis=1)
+        used = w_read[flat]  # (R, K, d): the parameters each gradient was computed on
+        fresh = st == 0
+        if fresh.any():  # computed on the current w (a k-batch-async worker may not have re-read yet)
+            used = np.where(fresh[..., None], w[:, None, :], used)
+        gap2 = (w[:, None, :] - used) ** 2  # (R, K, d)
+        stats.gdiff += float((gap2 @ h2).sum()) / K
+        stats.gnow += float(((w * w) @ h2).sum())
+        if lr.rule == "staleness":
+            lam = eta / np.maximum(st, 1)  # (R, K)
+            drift = np.einsum("rk,rkd->rd", lam, used) / K
+            noise_sd = sd * np.sqrt((lam * lam).sum(axis=1)) / K  # (R,)
+            step = h * drift + noise_sd[:, None] * rng.standard_normal((R, d))
         else:
-            dist2 = (gap**2).sum(axis=2).mean(axis=1)
-            with np.errstate(divide="ignore"):
-                eta_j = np.where(dist2 > 0, np.minimum(lr.C / dist2, eta_max), eta_max)
-            step = eta_j[:, None] * g.mean(axis=1)
+            if lr.rule == "constant":
+                eta_j = np.full(R, eta)
+            else:
+                dist2 = gap2.sum(axis=2).mean(axis=1)
+                with np.errstate(divide="ignore"):
+                    eta_j = np.where(dist2 > 0, np.minimum(lr.C / dist2, eta_max), eta_max)
+            step = eta_j[:, None] * (h * used.mean(axis=1) + (sd / math.sqrt(K)) * rng.standard_normal((R, d)))
         if mid.any():
-            w_read[rows, idx[:, mid]] = wj  # read now, before the update
+            w_read[flat[:, mid]] = w[:, None, :]  # read now, before the update
         w = w - step
-        w_read[rows, idx[:, after]] = w[:, None, :]
-        err[:, j + 1] = 0.5 * (h * w * w).sum(axis=1)
+        w_read[flat[:, after]] = w[:, None, :]
+        err[:, j + 1] = 0.5 * (w * w) @ h
     return err
 
 
