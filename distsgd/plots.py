@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from .delays import Delay, Empirical
@@ -26,14 +27,35 @@ SCHEME_COLORS = {
     "k-async": "#9467bd", "k-batch-async": "#8c564b", "local-sgd": "#e377c2",
 }
 OUTCOME_COLORS = {
-    "used": "#2ca02c", "stale": "#ff7f0e", "cancelled": "#d62728", "waiting": "#c7c7c7",
+    "used": "#2ca02c", "stale": "#ff7f0e", "cancelled": "#e8898a", "waiting": "#c7c7c7",
     "communicating": "#1f77b4", "in flight": "#9edae5",
 }
 SOLID_KINDS = ("exact", "numerical")
 KIND_WORDS = {"exact": "exact", "numerical": "numerical", "upper_bound": "upper bound",
               "lower_bound": "lower bound", "approximation": "approximation"}
-_LAYOUT = dict(template="plotly_white", margin=dict(l=60, r=20, t=50, b=50),
+# the template object, not its name: looking a template up by name costs ~10 ms per figure
+_LAYOUT = dict(template=pio.templates["plotly_white"], margin=dict(l=60, r=20, t=50, b=50),
                legend=dict(orientation="h", yanchor="top", y=-0.18, x=0), height=460)
+_EXTRA_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31")
+#: decades only on log axes (plotly otherwise labels minor ticks with bare "2" and "5")
+_LOG = dict(type="log", dtick=1, tickformat="~g")
+
+
+def _arr(values: Any) -> np.ndarray:
+    """Floats as a numpy array (plotly serialises arrays far faster than lists); None → NaN."""
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _label_colors(labels: Sequence[str]) -> dict[str, str]:
+    """One colour per label: the scheme's colour first, distinct colours for repeats."""
+    out, used, extra = {}, set(), iter(_EXTRA_COLORS * 4)
+    for lab in labels:
+        c = _color(lab.split(" ")[0])
+        if c in used:
+            c = next(extra)
+        used.add(c)
+        out[lab] = c
+    return out
 
 
 def _color(scheme: str) -> str:
@@ -56,19 +78,21 @@ def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: 
         xs = [r[x] for r in rs]
         col = _color(scheme)
         for group, dash in ((SOLID_KINDS, "solid"), (("upper_bound", "lower_bound", "approximation"), "dash")):
-            ys = [r["analytic"] if r["kind"] in group else None for r in rs]
-            if all(v is None for v in ys):
+            ys = _arr([r["analytic"] if r["kind"] in group else None for r in rs])
+            if np.isnan(ys).all():
                 continue
             kinds = sorted({KIND_WORDS[r["kind"]] for r in rs if r["kind"] in group})
             name = (f"analytic: {scheme} ({', '.join(kinds)})" if dash == "solid"
                     else f"bound: {scheme} ({', '.join(kinds)})")
-            fig.add_trace(go.Scatter(x=xs, y=ys, mode="lines", name=name, connectgaps=False,
-                                     line=dict(color=col, dash=dash, width=2),
+            # fresh schemes drawn wider, so a coinciding asynchronous line leaves them visible
+            width = 4.5 if scheme in ("sync", "k-sync", "k-batch-sync") else 2
+            fig.add_trace(go.Scatter(x=_arr(xs), y=ys, mode="lines", name=name, connectgaps=False,
+                                     line=dict(color=col, dash=dash, width=width),
                                      hovertemplate=f"{x}=%{{x}}<br>E[T]=%{{y:.4g}}<extra>{name}</extra>"))
         if any("mc_mean" in r for r in rs):
             mean = np.array([r["mc_mean"] for r in rs], dtype=float)
             fig.add_trace(go.Scatter(
-                x=xs, y=mean, mode="markers", name=f"Monte Carlo: {scheme}",
+                x=_arr(xs), y=mean, mode="markers", name=f"Monte Carlo: {scheme}",
                 marker=dict(color=col, size=7, symbol="circle-open", line=dict(width=2)),
                 error_y=dict(type="data", symmetric=False,
                              array=np.array([r["mc_high"] for r in rs]) - mean,
@@ -76,7 +100,7 @@ def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: 
                 hovertemplate=f"{x}=%{{x}}<br>mean=%{{y:.4g}}<extra>Monte Carlo: {scheme}</extra>"))
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, **_LAYOUT)
     if log_x:
-        fig.update_xaxes(type="log")
+        fig.update_xaxes(**_LOG)
     return fig
 
 
@@ -85,36 +109,49 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
     """Error against wall-clock time: simulated mean with its 95% band, the bound (dashed) and
     the exact model curve (dotted) per scheme; the target ε and the times it is reached."""
     fig = go.Figure()
-    for label in dict.fromkeys(r["scheme"] for r in rows):
+    labels = list(dict.fromkeys(r["scheme"] for r in rows))
+    colors = _label_colors(labels)
+    for label in labels:
         rs = [r for r in rows if r["scheme"] == label]
-        col = _color(label.split(" ")[0])
-        t = [r["time"] for r in rs]
-        fig.add_trace(go.Scatter(x=t + t[::-1], y=[r["simulated_high"] for r in rs]
-                                 + [r["simulated_low"] for r in rs][::-1],
+        col = colors[label]
+        t = _arr([r["time"] for r in rs])
+        hi, lo = _arr([r["simulated_high"] for r in rs]), _arr([r["simulated_low"] for r in rs])
+        fig.add_trace(go.Scatter(x=np.concatenate([t, t[::-1]]), y=np.concatenate([hi, lo[::-1]]),
                                  fill="toself", fillcolor=_rgba(col, 0.15), line=dict(width=0),
                                  name=f"simulated 95% band: {label}", hoverinfo="skip", showlegend=False))
-        fig.add_trace(go.Scatter(x=t, y=[r["simulated_mean"] for r in rs], mode="lines",
+        fig.add_trace(go.Scatter(x=t, y=_arr([r["simulated_mean"] for r in rs]), mode="lines",
                                  name=f"simulated mean: {label}", line=dict(color=col, width=2),
                                  line_shape="hv"))
         if any(r["bound"] is not None for r in rs):
-            fig.add_trace(go.Scatter(x=t, y=[r["bound"] for r in rs], mode="lines", name=f"bound: {label}",
+            fig.add_trace(go.Scatter(x=t, y=_arr([r["bound"] for r in rs]), mode="lines", name=f"bound: {label}",
                                      line=dict(color=col, dash="dash", width=2)))
         if any(r["exact"] is not None for r in rs):
-            fig.add_trace(go.Scatter(x=t, y=[r["exact"] for r in rs], mode="lines",
+            fig.add_trace(go.Scatter(x=t, y=_arr([r["exact"] for r in rs]), mode="lines",
                                      name=f"theory (exact model): {label}",
-                                     line=dict(color=col, dash="dot", width=2)))
+                                     line=dict(color=col, dash="dot", width=2.5)))
         if targets and targets.get(label) is not None and math.isfinite(targets[label]) and eps:
             fig.add_trace(go.Scatter(x=[targets[label]], y=[eps], mode="markers",
                                      name=f"reaches ε: {label}", showlegend=False,
                                      marker=dict(color=col, size=12, symbol="diamond")))
     if eps:
-        fig.add_hline(y=eps, line=dict(color="black", dash="dashdot", width=1),
-                      annotation_text=f"target ε = {eps:g}", annotation_position="top right")
+        fig.add_hline(y=eps, line=dict(color="black", dash="dashdot", width=1))
+        # placed by hand: plotly puts an hline's annotation at the raw value on a log axis
+        fig.add_annotation(x=1, xref="paper", y=math.log10(eps) if log_y else eps, yref="y",
+                           text=f"target ε = {eps:g}", showarrow=False, xanchor="right", yanchor="bottom")
     fig.update_layout(title="Error against wall-clock time", xaxis_title="wall-clock time (time units)",
                       yaxis_title="f(w) − f*", **_LAYOUT)
     if log_y:
-        fig.update_yaxes(type="log")
+        fig.update_yaxes(**_LOG)
     return fig
+
+
+def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins: int = 60) -> go.Bar:
+    """A density histogram computed here (bins from lo to hi; a few numbers go to the browser,
+    not every sample).  Mass beyond hi is left out of the picture but not of the density."""
+    counts, edges = np.histogram(samples, bins=np.linspace(lo, hi, bins + 1))
+    dens = counts / (samples.size * np.diff(edges))
+    return go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=dens, width=np.diff(edges), name=name,
+                  marker=dict(color=color, line=dict(width=0)))
 
 
 def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
@@ -122,22 +159,20 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     fig = make_subplots(rows=1, cols=2, subplot_titles=("density f(x)", "distribution F(x)"))
     lo = delay.ppf(0.0005) if not isinstance(delay, Empirical) else delay.support[0]
     hi = delay.ppf(0.995) if not isinstance(delay, Empirical) else delay.support[1]
-    lo, hi = float(min(lo, delay.shift)), float(hi)
-    x = np.linspace(max(0.0, lo - 0.05 * (hi - lo)), hi, 600)
+    lo, hi = float(min(lo, delay.support[0])), float(hi)
+    x = np.linspace(lo, hi, 600)
     if isinstance(delay, Empirical):
-        fig.add_trace(go.Histogram(x=delay.values + delay.shift, histnorm="probability density",
-                                   name="trace (histogram)", marker_color="#7f7f7f", nbinsx=60), 1, 1)
+        fig.add_trace(_hist(delay.values + delay.shift, lo, hi, "trace (histogram)", "#7f7f7f"), 1, 1)
     else:
-        fig.add_trace(go.Scatter(x=x, y=delay.pdf(x), name="theory: pdf", line=dict(color="#1f77b4")), 1, 1)
         if samples is not None:
-            fig.add_trace(go.Histogram(x=samples[samples <= hi], histnorm="probability density", nbinsx=60,
-                                       name="Monte Carlo: sample", marker_color="rgba(31,119,180,0.3)"), 1, 1)
+            fig.add_trace(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)"), 1, 1)
+        fig.add_trace(go.Scatter(x=x, y=delay.pdf(x), name="theory: pdf", line=dict(color="#1f77b4")), 1, 1)
     fig.add_trace(go.Scatter(x=x, y=delay.cdf(x), name="theory: cdf", line=dict(color="#ff7f0e"),
                              line_shape="hv" if isinstance(delay, Empirical) else "linear"), 1, 2)
     fig.update_xaxes(title_text="delay x (time units)")
     fig.update_yaxes(title_text="density", row=1, col=1)
     fig.update_yaxes(title_text="probability", row=1, col=2)
-    fig.update_layout(title=f"Delay distribution: {delay.label}", **{**_LAYOUT, "height": 380})
+    fig.update_layout(title=f"Delay distribution: {delay.label}", bargap=0, **{**_LAYOUT, "height": 380})
     return fig
 
 
@@ -145,16 +180,18 @@ def order_statistic_figure(samples: np.ndarray, x: np.ndarray, pdf: np.ndarray |
                            mean: float | None = None) -> go.Figure:
     """Histogram of simulated X_{k:n} with the theoretical density overlaid."""
     fig = go.Figure()
-    hi = float(np.quantile(samples, 0.995))
-    fig.add_trace(go.Histogram(x=samples[samples <= hi], histnorm="probability density", nbinsx=70,
-                               name=f"Monte Carlo: X_({k}:{n})", marker_color="rgba(148,103,189,0.45)"))
+    sym = f"X<sub>{k}:{n}</sub>"
+    lo, hi = float(np.quantile(samples, 0.0005)), float(np.quantile(samples, 0.995))
+    fig.add_trace(_hist(samples, lo, hi, f"Monte Carlo: {sym}", "rgba(148,103,189,0.45)", 70))
     if pdf is not None:
-        fig.add_trace(go.Scatter(x=x, y=pdf, name=f"theory: density of X_({k}:{n})",
+        fig.add_trace(go.Scatter(x=x, y=pdf, name=f"theory: density of {sym}",
                                  line=dict(color="#9467bd", width=2)))
     if mean is not None and math.isfinite(mean):
-        fig.add_vline(x=mean, line=dict(color="black", dash="dash"), annotation_text=f"E = {mean:.4g}")
-    fig.update_layout(title=f"The K-th fastest of m: X_({k}:{n})", xaxis_title="time (time units)",
-                      yaxis_title="density", bargap=0.02, **{**_LAYOUT, "height": 380})
+        fig.add_vline(x=mean, line=dict(color="black", dash="dash"))
+        fig.add_annotation(x=mean, y=1, yref="paper", text=f" E = {mean:.4g}", showarrow=False,
+                           xanchor="left", yanchor="top")
+    fig.update_layout(title=f"The K-th fastest of m: {sym} (K = {k}, m = {n})", xaxis_title="time (time units)",
+                      yaxis_title="density", bargap=0, **{**_LAYOUT, "height": 380})
     return fig
 
 
@@ -162,18 +199,18 @@ def fanout_figure(ms: Sequence[int], analytic: Sequence[float | None], mc: Seque
                   mc_low: Sequence[float], mc_high: Sequence[float], mean_x: float) -> go.Figure:
     """How the slowest of m grows with m: E[X_{m:m}] (theory) and Monte Carlo, against E[X]."""
     fig = go.Figure()
-    fig.add_trace(go.Scatter(x=list(ms), y=list(analytic), mode="lines", name="analytic: E[max of m]",
+    fig.add_trace(go.Scatter(x=_arr(ms), y=_arr(analytic), mode="lines", name="analytic: E[max of m]",
                              line=dict(color="#d62728", width=2)))
     mc = np.asarray(mc, dtype=float)
-    fig.add_trace(go.Scatter(x=list(ms), y=mc, mode="markers", name="Monte Carlo: mean max of m",
+    fig.add_trace(go.Scatter(x=_arr(ms), y=mc, mode="markers", name="Monte Carlo: mean max of m",
                              marker=dict(color="#d62728", symbol="circle-open", size=8),
                              error_y=dict(type="data", symmetric=False, array=np.asarray(mc_high) - mc,
                                           arrayminus=mc - np.asarray(mc_low))))
     if math.isfinite(mean_x):
         fig.add_hline(y=mean_x, line=dict(color="#1f77b4", dash="dash"), annotation_text=f"E[X] = {mean_x:.3g}")
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(**_LOG)
     fig.update_layout(title="Fan-out: the slowest of m workers", xaxis_title="workers m (log scale)",
-                      yaxis_title="E[X_(m:m)] (time units)", **{**_LAYOUT, "height": 380})
+                      yaxis_title="E[X<sub>m:m</sub>] (time units)", **{**_LAYOUT, "height": 380})
     return fig
 
 
@@ -194,7 +231,7 @@ def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
                           f"<extra>{outcome}</extra>"))
     for i, t in enumerate(tl.update_times):
         fig.add_vline(x=float(t), line=dict(color="black", width=1, dash="dot"),
-                      annotation_text=f"w{i + 1}" if len(tl.update_times) <= 20 else None,
+                      annotation_text=f"u{i + 1}" if len(tl.update_times) <= 20 else None,
                       annotation_position="top")
     n = min(tl.scheme.m, max_workers)
     fig.update_layout(barmode="overlay", title=f"Timeline: {tl.scheme.label}, delay {tl.delay.label}",
@@ -206,51 +243,60 @@ def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
 
 
 def target_figure(rows: Sequence[dict[str, Any]], x_title: str, best_bound: int | None,
-                  best_sim: int | None, eps: float) -> go.Figure:
-    """Time to reach ε against the swept parameter, the best choice marked."""
+                  best_sim: int | None, eps: float, refs: Sequence[dict[str, Any]] = ()) -> go.Figure:
+    """Time to reach ε against the swept parameter (log time axis), the best choice marked, and
+    reference schemes (e.g. sync, async) as horizontal lines."""
     fig = go.Figure()
-    xs = [r["x"] for r in rows]
+    xs = _arr([r["x"] for r in rows])
 
     def finite(v: Any) -> float | None:
-        return v if v is not None and math.isfinite(v) else None
+        return v if v is not None and math.isfinite(v) and v > 0 else None
 
-    fig.add_trace(go.Scatter(x=xs, y=[finite(r["bound_time"]) for r in rows], mode="lines+markers",
+    fig.add_trace(go.Scatter(x=xs, y=_arr([finite(r["bound_time"]) for r in rows]), mode="lines+markers",
                              name="bound: time to ε", line=dict(color="#1f77b4", dash="dash")))
     if any("simulated_time" in r for r in rows):
-        y = np.array([finite(r.get("simulated_time")) if finite(r.get("simulated_time")) is not None
-                      else np.nan for r in rows], dtype=float)
-        hi = np.array([finite(r.get("simulated_high")) or np.nan for r in rows], dtype=float)
-        lo = np.array([finite(r.get("simulated_low")) or np.nan for r in rows], dtype=float)
-        fig.add_trace(go.Scatter(x=xs, y=y, mode="lines+markers", name="simulated: time to ε",
+        y = _arr([finite(r.get("simulated_time")) for r in rows])
+        hi = _arr([finite(r.get("simulated_high")) for r in rows])
+        lo = _arr([finite(r.get("simulated_low")) for r in rows])
+        fig.add_trace(go.Scatter(x=xs, y=y, mode="lines+markers", name="simulated: time to ε (95% band)",
                                  line=dict(color="#d62728"),
                                  error_y=dict(type="data", symmetric=False, array=np.nan_to_num(hi - y),
                                               arrayminus=np.nan_to_num(y - lo))))
-    for idx, name, col in ((best_bound, "best (bound)", "#1f77b4"), (best_sim, "best (simulated)", "#d62728")):
+    for idx, name, col, key in ((best_bound, "best (bound)", "#1f77b4", "bound_time"),
+                                (best_sim, "best (simulated)", "#d62728", "simulated_time")):
         if idx is not None:
-            key = "bound_time" if name == "best (bound)" else "simulated_time"
             fig.add_trace(go.Scatter(x=[xs[idx]], y=[rows[idx][key]], mode="markers", name=name,
                                      marker=dict(symbol="star", size=18, color=col)))
+    for r in refs:
+        v = finite(r.get("simulated_time")) or finite(r.get("bound_time"))
+        if v is not None:
+            src = "simulated" if finite(r.get("simulated_time")) else "bound"
+            fig.add_trace(go.Scatter(x=[xs.min(), xs.max()], y=[v, v], mode="lines",
+                                     name=f"{src}: {r['label']} (reference)",
+                                     line=dict(color=_color(r["scheme"]), dash="dot", width=2)))
     never = [r["x"] for r in rows if r["bound_time"] is not None and math.isinf(r["bound_time"])]
-    sub = f" — never from the bound (floor above ε) at {x_title} = {', '.join(map(str, never[:8]))}" if never else ""
+    sub = f" — bound never gets there at {x_title} = {', '.join(map(str, never[:8]))}" if never else ""
     fig.update_layout(title=f"Time to reach ε = {eps:g}{sub}", xaxis_title=x_title,
-                      yaxis_title="wall-clock time to ε (time units)", **_LAYOUT)
+                      yaxis_title="wall-clock time to ε (time units, log scale)", **_LAYOUT)
+    fig.update_yaxes(**_LOG)
     return fig
 
 
 def speedup_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
     """Throughput of m workers over one (samples per unit time), per scheme."""
     fig = go.Figure()
+    ms = sorted({r["m"] for r in rows})
+    fig.add_trace(go.Scatter(x=_arr(ms), y=_arr(ms), mode="lines", name="ideal (m×)",
+                             line=dict(color="#999", dash="dot", width=4)))
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
         rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r["m"])
-        fig.add_trace(go.Scatter(x=[r["m"] for r in rs], y=[r.get("throughput_speedup") for r in rs],
+        fig.add_trace(go.Scatter(x=_arr([r["m"] for r in rs]), y=_arr([r.get("throughput_speedup") for r in rs]),
                                  mode="lines+markers", name=f"analytic: {scheme}",
                                  line=dict(color=_color(scheme))))
-    ms = sorted({r["m"] for r in rows})
-    fig.add_trace(go.Scatter(x=ms, y=ms, mode="lines", name="ideal (m×)", line=dict(color="#999", dash="dot")))
-    fig.update_layout(title="Speed-up over one worker", xaxis_title="workers m",
-                      yaxis_title="samples per unit time ÷ one worker's", **_LAYOUT)
-    fig.update_xaxes(type="log")
-    fig.update_yaxes(type="log")
+    fig.update_layout(title="Speed-up over one worker", xaxis_title="workers m (log scale)",
+                      yaxis_title="speed-up (throughput ÷ one worker's)", **_LAYOUT)
+    fig.update_xaxes(**_LOG)
+    fig.update_yaxes(**_LOG)
     return fig
 
 
@@ -258,7 +304,7 @@ def comm_figure(ms: Sequence[int], ps: Sequence[float], ring: Sequence[float]) -
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=list(ms), y=list(ps), mode="lines+markers", name="theory: parameter server"))
     fig.add_trace(go.Scatter(x=list(ms), y=list(ring), mode="lines+markers", name="theory: ring all-reduce"))
-    fig.update_xaxes(type="log")
+    fig.update_xaxes(**_LOG)
     fig.update_layout(title="Communication time per round", xaxis_title="workers m (log scale)",
                       yaxis_title="time per round (s)", **{**_LAYOUT, "height": 360})
     return fig

@@ -463,35 +463,44 @@ def _run_async_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: Learni
     w_read = np.broadcast_to(w[:, None, :], (R, m, d)).reshape(R * m, d).copy()
     base = (np.arange(R) * m)[:, None]
     after, mid = tr.reads_after_update, ~tr.reads_after_update
+    ones = np.ones(R)
+    sd_mean = sd / math.sqrt(K)  # noise of the mean of K gradients
+    stats.add(tr.staleness)
+    rows_flat = tr.workers + base[:, :, None]  # (R, n, K) rows of w_read
+    gdiff = gnow = 0.0
     for j in range(n):
-        flat = tr.workers[:, j] + base  # (R, K) rows of w_read
-        st = tr.staleness[:, j]
-        stats.add(st)
+        flat = rows_flat[:, j]
         used = w_read[flat]  # (R, K, d): the parameters each gradient was computed on
-        fresh = st == 0
-        if fresh.any():  # computed on the current w (a k-batch-async worker may not have re-read yet)
-            used = np.where(fresh[..., None], w[:, None, :], used)
-        gap2 = (w[:, None, :] - used) ** 2  # (R, K, d)
-        stats.gdiff += float((gap2 @ h2).sum()) / K
-        stats.gnow += float(((w * w) @ h2).sum())
+        if mid.any():
+            # a k-batch-async worker pushing twice in one window computed its second gradient
+            # on the current w, which it read mid-window (written back after the window)
+            used = np.where((tr.staleness[:, j] == 0)[..., None], w[:, None, :], used)
+        diff = w[:, None, :] - used  # (R, K, d)
+        gap2 = diff * diff
+        gdiff += float((gap2 @ h2).sum())
+        gnow += float((w * w) @ h2 @ ones)
         if lr.rule == "staleness":
-            lam = eta / np.maximum(st, 1)  # (R, K)
+            lam = eta / np.maximum(tr.staleness[:, j], 1)  # (R, K)
             drift = np.einsum("rk,rkd->rd", lam, used) / K
             noise_sd = sd * np.sqrt((lam * lam).sum(axis=1)) / K  # (R,)
             step = h * drift + noise_sd[:, None] * rng.standard_normal((R, d))
         else:
+            grad = h * (used[:, 0] if K == 1 else used.sum(axis=1) * (1.0 / K)) \
+                + sd_mean * rng.standard_normal((R, d))
             if lr.rule == "constant":
-                eta_j = np.full(R, eta)
+                step = eta * grad
             else:
                 dist2 = gap2.sum(axis=2).mean(axis=1)
                 with np.errstate(divide="ignore"):
                     eta_j = np.where(dist2 > 0, np.minimum(lr.C / dist2, eta_max), eta_max)
-            step = eta_j[:, None] * (h * used.mean(axis=1) + (sd / math.sqrt(K)) * rng.standard_normal((R, d)))
+                step = eta_j[:, None] * grad
         if mid.any():
             w_read[flat[:, mid]] = w[:, None, :]  # read now, before the update
         w = w - step
         w_read[flat[:, after]] = w[:, None, :]
         err[:, j + 1] = 0.5 * (w * w) @ h
+    stats.gdiff += gdiff / K
+    stats.gnow += gnow
     return err
 
 

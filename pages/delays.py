@@ -12,8 +12,8 @@ page.header(
     "The delay distribution",
     f"X ~ **{d.label}**: the time one worker needs for one mini-batch gradient. A synchronous step waits "
     "for the K-th fastest of m copies, X₍K:m₎, whose law follows from F alone.",
-    [d.latex, r"P(X_{K:m} \le x) = I_{F(x)}(K,\, m-K+1),\qquad "
-              r"\mathbb{E}[X_{K:m}] = \int_0^\infty P\big(\mathrm{Bin}(m, F(x)) < K\big)\,dx"],
+    [d.latex, r"P(X_{K:m} \le x) = I_{F(x)}(K,\, m-K+1)",
+     r"\mathbb{E}[X_{K:m}] = \int_{0}^{\infty} P\big(\mathrm{Bin}(m, F(x)) < K\big)\,\mathrm{d}x"],
 )
 with page.guard():
     c = st.columns(4)
@@ -22,11 +22,15 @@ with page.guard():
     c[2].metric("new-longer-than-used", "yes" if d.is_nlu else "no")
     c[3].metric("median", f"{float(d.ppf(0.5)):.4g}")
     sample = d.sample(np.random.default_rng(sel.seed), 20_000)
-    page.chart(plots.delay_figure(d, sample), [{"x": float(x)} for x in sample[:5000]], "delay-sample",
+    q = np.linspace(0.005, 0.995, 199)
+    page.chart(plots.delay_figure(d, sample),
+               [{"quantile": float(a), "x": float(b), "cdf": float(c)}
+                for a, b, c in zip(q, d.ppf(q), d.cdf(d.ppf(q)))], "delay-quantiles",
                "A long right tail is what makes stragglers: the mean hides it, the maximum of many does not.")
     os_ = cached.order_statistic(d, sel.K, sel.m, 20_000, sel.seed)
     page.chart(plots.order_statistic_figure(os_["samples"], os_["x"], os_["pdf"], sel.K, sel.m, os_["mean"]),
-               [{"x": float(x)} for x in os_["samples"][:5000]], "order-statistic",
+               [{"quantile": float(a), "x": float(b)} for a, b in zip(q, np.quantile(os_["samples"], q))],
+               "order-statistic",
                f"The K-th of m finishes well before the slowest: this is the time one K-sync iteration waits "
                f"(K = {sel.K}, m = {sel.m}); drawn exactly as F⁻¹(Beta(K, m−K+1)).")
     ms = tuple(sorted(set(sweeps.m_grid(1000, 13)) | {10, 100, 1000}))

@@ -53,12 +53,14 @@ with page.guard():
                "Fewer gradients per update (K-sync, async) make progress sooner but level off at a "
                "higher floor; the bound is loose but has the right shape; stale gradients need a smaller η.")
     st.subheader("Per scheme")
-    st.dataframe([{
+    dash = lambda v: "—" if v is None else v  # noqa: E731
+    st.dataframe(width="stretch", data=[{
         "scheme": s["scheme"],
         "time to ε (simulated mean)": ("never within T" if math.isinf(targets[s["scheme"]]) else f"{targets[s['scheme']]:.4g}"),
         "bound": s["bound_kind"] if not s["bound_note"] else f"{s['bound_kind']}: {s['bound_note']}",
-        "bound floor": s["floor"], "E[T] used": s["runtime"], "E[T] from": s["runtime_kind"],
-        "γ used": s["gamma"], "p₀ used": s["p0"], "mean staleness": s["staleness_mean"],
-        "fresh fraction": s["fresh_fraction"]} for s in summary], hide_index=True)
+        "bound floor": dash(s["floor"]), "E[T] used": dash(s["runtime"]), "E[T] from": dash(s["runtime_kind"]),
+        "γ used": dash(s["gamma"] if s["staleness_mean"] is not None else None),
+        "p₀ used": dash(s["p0"]), "mean staleness": dash(s["staleness_mean"]),
+        "fresh fraction": dash(s["fresh_fraction"])} for s in summary], hide_index=True)
     st.caption("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
                "gradients unless you enter one; the bound is drawn only where its step-size condition holds.")

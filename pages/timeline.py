@@ -1,18 +1,17 @@
 """Timeline: what every worker does over a few updates — busy, waiting, cancelled, stale."""
 
-import numpy as np
 import streamlit as st
 
 from distsgd import plots, sweeps
-from distsgd.montecarlo import TIMELINE_MAX_M
 from distsgd.ui import cached, page, sidebar
 
 sel = sidebar.current()
 page.header(
     "Timeline of the workers",
     "A Gantt chart of one run: green bars are gradients used fresh, orange ones used stale, red ones "
-    "cancelled at an update, grey is waiting idle, blue is communication (local SGD); dotted lines are the "
-    "updates. This is where stragglers become visible.",
+    "cancelled at an update, grey is waiting idle, blue is communication (local SGD); the dotted lines "
+    "u1, u2, … are the updates, when the server publishes new parameters. This is where stragglers "
+    "become visible.",
 )
 c1, c2 = st.columns(2)
 name = sidebar.choice("tl_scheme", c1)

@@ -128,7 +128,7 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     _num("C", "adaptive-rule constant C", 0.01, _narrow(sgd.C_ADAPT, 1e-5, 10.0), 0.001),
     _num("eps", "target error ε", 0.05, Domain("eps", 1e-6, 1e3, symbol="ε"), 0.005),
     _num("horizon", "time horizon T", 50.0, _narrow(sgd.TIME, 0.1, 1e5), 1.0),
-    _num("replicas", "SGD replicas", 100, _narrow(sgd.REPLICAS, 10, 400), 10),
+    _num("replicas", "SGD replicas", 60, _narrow(sgd.REPLICAS, 10, 400), 10),
     # local SGD / communication
     _num("D", "averaging time D", 0.5, _narrow(COMM_DELAY, 0.0, 1e3), 0.05),
     Control("comm_source", "D from", "slider", options=("slider", "network model")),
