@@ -28,7 +28,6 @@ page raised an exception or showed an error (``--strict`` also fails on a missed
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime as _dt
 import os
 import platform
@@ -40,7 +39,6 @@ import textwrap
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 import numpy as np
 
@@ -97,36 +95,14 @@ def _navigation_only():
     next to app.py — so every run after the first would take the legacy multipage path and
     execute only the page file, without app.py: no sidebar, widget values lost (streamlit
     #9446, #14217).  The tests' helper (tests/apptest_support.py) pins the flag to False; it
-    is used when present, else the same patch here.
+    is used here too.
     """
     tests = REPO / "tests"
-    if (tests / "apptest_support.py").is_file():
-        if str(tests) not in sys.path:
-            sys.path.insert(0, str(tests))
-        try:
-            from apptest_support import navigation_only
+    if str(tests) not in sys.path:
+        sys.path.insert(0, str(tests))
+    from apptest_support import navigation_only
 
-            return navigation_only()
-        except ImportError:
-            pass
-    return _local_navigation_only()
-
-
-@contextlib.contextmanager
-def _local_navigation_only() -> Iterator[None]:
-    from streamlit.runtime.pages_manager import PagesManager
-
-    original = PagesManager.__init__
-
-    def __init__(self, *args, **kwargs):
-        original(self, *args, **kwargs)
-        PagesManager.uses_pages_directory = False
-
-    PagesManager.__init__ = __init__  # type: ignore[method-assign]
-    try:
-        yield
-    finally:
-        PagesManager.__init__ = original  # type: ignore[method-assign]
+    return navigation_only()
 
 
 def _quiet() -> None:

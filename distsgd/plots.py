@@ -166,7 +166,10 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     else:
         if samples is not None:
             fig.add_trace(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)"), 1, 1)
-        fig.add_trace(go.Scatter(x=x, y=delay.pdf(x), name="theory: pdf", line=dict(color="#1f77b4")), 1, 1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # e.g. Weibull k < 1 is infinite at 0
+            pdf = np.asarray(delay.pdf(x), dtype=float)
+        pdf[~np.isfinite(pdf)] = np.nan
+        fig.add_trace(go.Scatter(x=x, y=pdf, name="theory: pdf", line=dict(color="#1f77b4")), 1, 1)
     fig.add_trace(go.Scatter(x=x, y=delay.cdf(x), name="theory: cdf", line=dict(color="#ff7f0e"),
                              line_shape="hv" if isinstance(delay, Empirical) else "linear"), 1, 2)
     fig.update_xaxes(title_text="delay x (time units)")

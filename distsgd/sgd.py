@@ -28,7 +28,7 @@ import numpy as np
 
 from .analytic import Estimate, expected_runtime
 from .delays import Delay
-from .montecarlo import SEED, UpdateTrace, _rng, simulate_runtime, simulate_updates
+from .montecarlo import UpdateTrace, _rng, simulate_runtime, simulate_updates
 from .params import Domain, ParameterError
 from .schemes import KAsync, LocalSGD, Scheme
 
@@ -340,7 +340,8 @@ def _covering_trace(scheme: Scheme, delay: Delay, n: int, replicas: int, horizon
 
 def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, points: int = 101,
                    replicas: int = 200, seed: int | None = None,
-                   lr: LearningRate | None = None, keep_errors: bool = False) -> ErrorSimulation:
+                   lr: LearningRate | None = None, keep_errors: bool = False,
+                   max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES) -> ErrorSimulation:
     """Simulated SGD error on the grid ``linspace(0, time, points)``, mean and 95% band.
 
     The timing comes from :func:`simulate_updates` (the runtime Monte Carlo's process); for
@@ -357,11 +358,14 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
     rng = _rng(seed)
     grid = np.linspace(0.0, time, points)
     n = _updates_needed(scheme, delay, time, seed if seed is not None else 0)
+    if n > max_updates:
+        raise ParameterError("time", f"{scheme.label} needs about {n} updates to reach T = {time:g}; "
+                             f"at most {max_updates} are simulated here (shorten T or use fewer workers)")
     K = scheme.grads_per_update if not isinstance(scheme, LocalSGD) else 1
     work = float(replicas) * n * K * problem.dim
-    if work > MAX_WORK:
+    if work > max_work:
         raise ParameterError("replicas", f"replicas × updates × K × dim ≈ {work:.3g} exceeds the cap "
-                             f"{MAX_WORK:.0e}; use fewer replicas or a shorter time")
+                             f"{max_work:.0e}; use fewer replicas or a shorter time")
     group = _replica_group(scheme, n, problem.dim, replicas)
     errors = np.empty((replicas, points))
     stats = _StaleStats()

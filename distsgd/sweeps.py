@@ -22,6 +22,10 @@ from .schemes import Scheme, make_scheme, scheme_parameters
 from .sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, exact_error_vs_time,
                   simulate_error, simulated_time_to_target)
 
+#: per-request caps on the simulated SGD for an interactive, shared host (library defaults are larger)
+UI_MAX_UPDATES = 12_000
+UI_MAX_WORK = 6e7
+
 __all__ = ["build", "iterations_for", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
            "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
@@ -131,13 +135,20 @@ def async_speedup(m: int, delay: Delay) -> dict[str, Any]:
 
 def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: float, points: int,
                replicas: int, seed: int = 0, gamma: float | None = None, p0: float | None = None,
-               lr: LearningRate | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               lr: LearningRate | None = None, max_updates: int = UI_MAX_UPDATES,
+               max_work: float = UI_MAX_WORK) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Long-format rows (scheme, time, bound, exact, simulated mean and band) and a summary per
-    scheme (bound kind and note, measured staleness, γ and p0 used)."""
+    scheme (bound kind and note, measured staleness, γ and p0 used; or ``skipped`` with the
+    reason when that scheme's run exceeds the caps)."""
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     for i, s in enumerate(schemes):
-        sim = simulate_error(s, delay, problem, time, points, replicas, seed + 104_729 * i, lr)
+        try:
+            sim = simulate_error(s, delay, problem, time, points, replicas, seed + 104_729 * i, lr,
+                                 max_work=max_work, max_updates=max_updates)
+        except ParameterError as exc:  # this scheme only: the others are still drawn
+            summary.append({"scheme": s.label, "skipped": str(exc)})
+            continue
         g = gamma if gamma is not None else sim.gamma_measured
         p = p0 if p0 is not None else sim.fresh_fraction
         bound = bound_vs_time(s, delay, problem, sim.time, g, p, seed=seed)
@@ -158,13 +169,18 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
 
 def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: float,
                 time: float | None = None, points: int = 201, replicas: int = 0, seed: int = 0,
-                gamma: float = 0.5, p0: float | None = None, x_name: str = "K") -> list[dict[str, Any]]:
+                gamma: float = 0.5, p0: float | None = None, x_name: str = "K",
+                max_updates: int = UI_MAX_UPDATES, max_work: float = UI_MAX_WORK) -> list[dict[str, Any]]:
     """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation."""
     out = []
     for i, s in enumerate(schemes):
         sim = None
         if replicas and time:
-            sim = simulate_error(s, delay, problem, time, points, replicas, seed + 31 * i)
+            try:
+                sim = simulate_error(s, delay, problem, time, points, replicas, seed + 31 * i,
+                                     max_work=max_work, max_updates=max_updates)
+            except ParameterError:
+                sim = None  # too long a run for this request: the bound alone is shown
         p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)
         b = bound_time_to_target(s, delay, problem, eps, gamma, p, seed=seed)
         row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,

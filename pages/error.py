@@ -44,6 +44,11 @@ with page.guard():
     lr = sgd.LearningRate(lr_rule, C)
     rows, summary = cached.error_rows(schemes, sel.delay, problem, horizon, 101, replicas, sel.seed,
                                       gamma, p0, lr)
+    for s in summary:
+        if "skipped" in s:
+            st.warning(f"Not simulated — {s['skipped']}", icon="⚠️")
+    summary = [s for s in summary if "skipped" not in s]
+    schemes = tuple(x for x in schemes if any(s["scheme"] == x.label for s in summary))
     targets = {}
     for s in schemes:
         mean = [r["simulated_mean"] for r in rows if r["scheme"] == s.label]
@@ -53,14 +58,14 @@ with page.guard():
                "Fewer gradients per update (K-sync, async) make progress sooner but level off at a "
                "higher floor; the bound is loose but has the right shape; stale gradients need a smaller η.")
     st.subheader("Per scheme")
-    dash = lambda v: "—" if v is None else v  # noqa: E731
-    st.dataframe(width="stretch", data=[{
+    page.table([{
         "scheme": s["scheme"],
-        "time to ε (simulated mean)": ("never within T" if math.isinf(targets[s["scheme"]]) else f"{targets[s['scheme']]:.4g}"),
+        "time to ε (simulated mean)": ("never within T" if math.isinf(targets[s["scheme"]])
+                                       else targets[s["scheme"]]),
         "bound": s["bound_kind"] if not s["bound_note"] else f"{s['bound_kind']}: {s['bound_note']}",
-        "bound floor": dash(s["floor"]), "E[T] used": dash(s["runtime"]), "E[T] from": dash(s["runtime_kind"]),
-        "γ used": dash(s["gamma"] if s["staleness_mean"] is not None else None),
-        "p₀ used": dash(s["p0"]), "mean staleness": dash(s["staleness_mean"]),
-        "fresh fraction": dash(s["fresh_fraction"])} for s in summary], hide_index=True)
+        "bound floor": s["floor"], "E[T] used": s["runtime"], "E[T] from": s["runtime_kind"],
+        "γ used": s["gamma"] if s["staleness_mean"] is not None else None,
+        "p₀ used": s["p0"], "mean staleness": s["staleness_mean"],
+        "fresh fraction": s["fresh_fraction"]} for s in summary])
     st.caption("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
                "gradients unless you enter one; the bound is drawn only where its step-size condition holds.")

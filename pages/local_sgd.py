@@ -38,8 +38,11 @@ with page.guard():
     problem = sgd.Problem(**{k: state.value(k) for k in ("eta", "L", "mu", "sigma2", "b", "f0", "dim")})
     Hcmp = tuple(sorted({1, sel.H, 4 * sel.H}))
     schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in Hcmp)
-    erows, _ = cached.error_rows(schemes, sel.delay, problem, float(state.value("horizon")), 81, 100,
-                                 sel.seed, None, None, sgd.LearningRate())
+    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(state.value("horizon")), 81, 60,
+                                    sel.seed, None, None, sgd.LearningRate())
+    for s in esum:
+        if "skipped" in s:
+            st.warning(f"Not simulated — {s['skipped']}", icon="⚠️")
     page.chart(plots.error_figure(erows, None, None), erows, "local-error-vs-time",
                "Larger H reaches a given time with more local steps but averages less often; with a slow "
                "network the larger H wins early, while its noise floor is set by how often models are averaged.")

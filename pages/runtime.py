@@ -34,11 +34,11 @@ with page.guard():
                    "faster for heavy tails, while async's E[X]/m falls.")
     st.subheader(f"The numbers at m = {sel.m}, K = {sel.K}")
     here = cached.runtime_vs_K(sel.schemes, sel.m, sel.delay, (sel.K,), sel.H, sel.budget, sel.seed + 1)
-    st.dataframe(width="stretch", data=[{"scheme": r["label"], "analytic E[T]": r["analytic"], "kind": r["kind"],
-                   "method": r["method"], "Monte Carlo mean": r.get("mc_mean"),
-                   "95% CI": f"[{r['mc_low']:.4g}, {r['mc_high']:.4g}]", "iterations": r.get("mc_iterations"),
-                   "mean staleness": r.get("staleness_mean")} for r in here], hide_index=True,
-                 column_config={"method": st.column_config.TextColumn(width="medium")})
+    page.table([{"scheme": r["label"], "analytic E[T]": r["analytic"], "kind": r["kind"],
+                 "method": r["method"], "Monte Carlo mean": r.get("mc_mean"),
+                 "95% CI": f"[{r['mc_low']:.4g}, {r['mc_high']:.4g}]", "iterations": r.get("mc_iterations"),
+                 "mean staleness": r.get("staleness_mean")} for r in here],
+               method=st.column_config.TextColumn(width="medium"))
     sp = cached.async_speedup(sel.m, sel.delay)
     st.metric("Speed-up of async over sync per iteration, m·E[X₍ₘ:ₘ₎] / E[X]",
               "∞" if sp["value"] is None else f"{sp['value']:.3g}×")

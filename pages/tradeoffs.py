@@ -44,10 +44,9 @@ with page.guard():
                "floor (more gradients average out noise). With heavy-tailed delays (preset “heavy-tailed "
                "stragglers”, sweeping K for k-sync) a small K can beat async: cancelling a long job and "
                "restarting it is a fresh draw.")
-    fmt = lambda v: "—" if v is None else ("never" if math.isinf(v) else f"{v:.4g}")  # noqa: E731
-    st.dataframe([{"scheme": r["label"], "time to ε (bound)": fmt(r["bound_time"]),
-                   "time to ε (simulated)": fmt(r.get("simulated_time")),
-                   "best": "★" if i in (best_b, best_s) else ""} for i, r in enumerate(rows)]
-                 + [{"scheme": f"reference: {r['label']}", "time to ε (bound)": fmt(r["bound_time"]),
-                     "time to ε (simulated)": fmt(r.get("simulated_time")), "best": ""} for r in ref],
-                 hide_index=True)
+    fmt = lambda v: None if v is None else ("never" if math.isinf(v) else v)  # noqa: E731
+    page.table([{"scheme": r["label"], "time to ε (bound)": fmt(r["bound_time"]),
+                 "time to ε (simulated)": fmt(r.get("simulated_time")),
+                 "best": "★" if i in (best_b, best_s) else ""} for i, r in enumerate(rows)]
+               + [{"scheme": f"reference: {r['label']}", "time to ε (bound)": fmt(r["bound_time"]),
+                   "time to ε (simulated)": fmt(r.get("simulated_time")), "best": ""} for r in ref])

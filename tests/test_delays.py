@@ -4,7 +4,6 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
 
 from distsgd import ParameterError, parse_delay
 from distsgd.delays import DELAY_NAMES, Empirical

@@ -39,6 +39,22 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]], name: str, notice: str = "")
                        mime="text/csv", key=f"csv-{slug}")
 
 
+def cell(v: Any) -> str:
+    """One table cell as text: numbers to 4 significant digits, None as '—' (a column must not
+    mix text and numbers, or Arrow cannot serialise it)."""
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return "∞" if v == float("inf") else f"{v:.4g}"
+    return str(v)
+
+
+def table(rows: Sequence[dict[str, Any]], **column_config: Any) -> None:
+    """A read-only table of dicts, every cell formatted by :func:`cell`."""
+    st.dataframe([{k: cell(v) for k, v in r.items()} for r in rows], hide_index=True, width="stretch",
+                 column_config=column_config or None)
+
+
 @contextlib.contextmanager
 def guard() -> Iterator[None]:
     """Show bad input as an error message and anything unexpected as a short apology."""
