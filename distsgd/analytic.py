@@ -984,7 +984,7 @@ def _renewal_rate(delay: Delay, m: int, K: int, name: str) -> Estimate:
     return Estimate(K * mu / m, "exact", f"elementary renewal theorem {what}")
 
 
-def _kbatch_sync(delay: Delay, m: int, K: int) -> Estimate:
+def _kbatch_sync(delay: Delay, m: int, K: int, work: float = _WORK_BUDGET) -> Estimate:
     if isinstance(delay, Exponential) and delay.shift == 0:
         # m superposed Poisson(λ) processes are Poisson(mλ): T ~ Gamma(K, mλ)
         return Estimate(K / (m * delay.rate), "exact", "Poisson superposition K/(mλ)",
@@ -1003,7 +1003,7 @@ def _kbatch_sync(delay: Delay, m: int, K: int) -> Estimate:
     if isinstance(delay, Pareto) and m * delay.alpha <= 1.0:
         return _infinite(f"k-batch-sync: infinite since m·α = {m * delay.alpha:g} ≤ 1 (all m workers "
                          "can be stuck on long jobs)")
-    return _kbatch_sync_numerical(delay, m, K)
+    return _kbatch_sync_numerical(delay, m, K, work=work)
 
 
 def _kasync(delay: Delay, m: int, K: int) -> Estimate:
@@ -1027,7 +1027,7 @@ def _kasync(delay: Delay, m: int, K: int) -> Estimate:
                         "new-longer-than-used delays, which this one is not")
 
 
-def _local_sgd(delay: Delay, m: int, H: int, D: float) -> Estimate:
+def _local_sgd(delay: Delay, m: int, H: int, D: float, work: float = _WORK_BUDGET) -> Estimate:
     per_step = f"(E[max_i S_i] + D)/H, S_i a sum of H = {H} delays"
     if H == 1:
         est = order_statistic_mean(delay, m, m)
@@ -1048,7 +1048,7 @@ def _local_sgd(delay: Delay, m: int, H: int, D: float) -> Estimate:
         est = Estimate(r.mean, kind, "HΔ + E[max of m Gamma(H, λ)] by quadrature of 1 − G(x)^m; " + per_step,
                        std=math.sqrt(r.var), error=r.error)
         return est.scaled(1.0 / H, D / H)
-    est = _local_sgd_numerical(delay, m, H)
+    est = _local_sgd_numerical(delay, m, H, work=work)
     if est.value is None:
         # max_i Σ_h X_ih ≤ Σ_h max_i X_ih, and ≥ (the worker with the slowest first step) X_{m:m} + (H−1)E[X]
         top = order_statistic_mean(delay, m, m)
@@ -1061,7 +1061,7 @@ def _local_sgd(delay: Delay, m: int, H: int, D: float) -> Estimate:
     return est.scaled(1.0 / H, D / H, est.method + "; " + per_step)
 
 
-def _dispatch(scheme: Scheme, delay: Delay) -> Estimate:
+def _dispatch(scheme: Scheme, delay: Delay, work: float) -> Estimate:
     m = scheme.m
     if isinstance(scheme, Sync):
         return order_statistic_mean(delay, m, m)
@@ -1074,13 +1074,13 @@ def _dispatch(scheme: Scheme, delay: Delay) -> Estimate:
     if isinstance(scheme, KAsync):
         return _kasync(delay, m, scheme.K)
     if isinstance(scheme, KBatchSync):
-        return _kbatch_sync(delay, m, scheme.K)
+        return _kbatch_sync(delay, m, scheme.K, work)
     if isinstance(scheme, LocalSGD):
-        return _local_sgd(delay, m, scheme.H, scheme.comm_delay)
+        return _local_sgd(delay, m, scheme.H, scheme.comm_delay, work)
     raise TypeError(f"unknown scheme {type(scheme).__name__}")
 
 
-def expected_runtime(scheme: Scheme, delay: Delay) -> Estimate:
+def expected_runtime(scheme: Scheme, delay: Delay, work: float | None = None) -> Estimate:
     """Expected runtime per iteration E[T] of ``scheme`` under i.i.d. delays ``delay`` (DESIGN §2).
 
     * sync / k-sync: ``E[X_{m:m}]`` / ``E[X_{K:m}]`` (order statistics; Dutta et al. 2018).
@@ -1093,7 +1093,9 @@ def expected_runtime(scheme: Scheme, delay: Delay) -> Estimate:
     * local-sgd: per local step ``(E[max_i S_i] + D)/H`` (Wang & Joshi, Cooperative SGD).
 
     Never raises for a valid (scheme, delay) pair: a numerical failure is reported as kind
-    ``unavailable`` with the reason in ``method``.
+    ``unavailable`` with the reason in ``method``.  ``work`` caps the lattice computations
+    (k-batch-sync, local SGD) in FFT-butterfly units (default ≈ 1e9, about 1–2 s); beyond it
+    the result falls back to a bound or ``unavailable``.
     """
     if not isinstance(scheme, Scheme):
         raise TypeError(f"scheme must be a distsgd Scheme (got {type(scheme).__name__})")
@@ -1102,6 +1104,6 @@ def expected_runtime(scheme: Scheme, delay: Delay) -> Estimate:
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            return _dispatch(scheme, delay)
+            return _dispatch(scheme, delay, _WORK_BUDGET if work is None else float(work))
     except (ArithmeticError, ValueError, MemoryError, RuntimeError) as exc:  # pragma: no cover - defensive
         return _unavailable(f"{scheme.name}: numerical evaluation failed ({type(exc).__name__}: {exc})")

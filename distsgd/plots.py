@@ -89,14 +89,14 @@ def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: 
             fig.add_trace(go.Scatter(x=_arr(xs), y=ys, mode="lines", name=name, connectgaps=False,
                                      line=dict(color=col, dash=dash, width=width),
                                      hovertemplate=f"{x}=%{{x}}<br>E[T]=%{{y:.4g}}<extra>{name}</extra>"))
-        if any("mc_mean" in r for r in rs):
-            mean = np.array([r["mc_mean"] for r in rs], dtype=float)
+        if any("mc_mean" in r for r in rs):  # points without a simulation are gaps
+            mean = _arr([r.get("mc_mean") for r in rs])
             fig.add_trace(go.Scatter(
                 x=_arr(xs), y=mean, mode="markers", name=f"Monte Carlo: {scheme}",
                 marker=dict(color=col, size=7, symbol="circle-open", line=dict(width=2)),
                 error_y=dict(type="data", symmetric=False,
-                             array=np.array([r["mc_high"] for r in rs]) - mean,
-                             arrayminus=mean - np.array([r["mc_low"] for r in rs]), color=col),
+                             array=_arr([r.get("mc_high") for r in rs]) - mean,
+                             arrayminus=mean - _arr([r.get("mc_low") for r in rs]), color=col),
                 hovertemplate=f"{x}=%{{x}}<br>mean=%{{y:.4g}}<extra>Monte Carlo: {scheme}</extra>"))
     fig.update_layout(title=title, xaxis_title=x_title, yaxis_title=y_title, **_LAYOUT)
     if log_x:

@@ -16,7 +16,7 @@ import numpy as np
 
 from .analytic import expected_runtime, order_statistic_mean
 from .delays import Delay
-from .montecarlo import iteration_cost, simulate_runtime
+from .montecarlo import iteration_cost, simulate_runtime, simulation_cost
 from .params import ParameterError
 from .schemes import Scheme, make_scheme, scheme_parameters
 from .sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, exact_error_vs_time,
@@ -25,11 +25,14 @@ from .sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, ex
 #: per-request caps on the simulated SGD for an interactive, shared host (library defaults are larger)
 UI_MAX_UPDATES = 12_000
 UI_MAX_WORK = 6e7
+#: work budget of one analytic lattice computation in a sweep (≈ 0.05 s; beyond it a bound)
+SWEEP_ANALYTIC_WORK = 3e7
 
 __all__ = ["build", "iterations_for", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
            "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
-DEFAULT_BUDGET = 3e6
+#: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
+DEFAULT_BUDGET = 6e7
 MIN_ITERATIONS = 300
 MAX_ITERATIONS_UI = 200_000
 
@@ -66,21 +69,38 @@ def m_grid(m_max: int, n: int = 12) -> list[int]:
 
 
 def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAULT_BUDGET,
-                 seed: int = 0, simulate: bool = True) -> list[dict[str, Any]]:
-    """Analytic and Monte Carlo E[T] per iteration for each scheme."""
+                 seed: int = 0, simulate: bool = True,
+                 analytic_work: float | None = SWEEP_ANALYTIC_WORK) -> list[dict[str, Any]]:
+    """Analytic and Monte Carlo E[T] per iteration for each scheme.
+
+    ``budget`` bounds the Monte Carlo work of the whole call and ``analytic_work`` each
+    lattice computation; a point whose simulation alone (its warm-up) exceeds its share of
+    the budget is reported without a Monte Carlo value (``mc_skipped``).
+    """
     schemes = list(schemes)
+    # the cheapest points are simulated first; a point whose shortest run (its warm-up and
+    # MIN_ITERATIONS) no longer fits the budget is left without a Monte Carlo value
+    floor = [simulation_cost(s, MIN_ITERATIONS) for s in schemes]
+    chosen, spent = set(), 0.0
+    for i in sorted(range(len(schemes)), key=floor.__getitem__):
+        if simulate and spent + floor[i] <= budget:
+            chosen.add(i)
+            spent += floor[i]
+    spare = (budget - spent) / max(len(chosen), 1)
     rows = []
     for i, s in enumerate(schemes):
-        est = expected_runtime(s, delay)
+        est = expected_runtime(s, delay, work=analytic_work)
         row: dict[str, Any] = {**s.as_dict(), "label": s.label, "analytic": est.value,
                                "kind": est.kind, "method": est.method,
                                "analytic_std": est.std}
-        if simulate:
-            mc = simulate_runtime(s, delay, iterations_for(s, budget, len(schemes)),
-                                  seed=seed + 7919 * i, keep_times=False)
+        if i in chosen:
+            it = min(MAX_ITERATIONS_UI, MIN_ITERATIONS + int(spare / iteration_cost(s)))
+            mc = simulate_runtime(s, delay, it, seed=seed + 7919 * i, keep_times=False)
             row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1],
                        mc_iterations=mc.iterations, staleness_mean=mc.staleness_mean,
                        fresh_fraction=mc.fresh_fraction)
+        elif simulate:
+            row["mc_skipped"] = "its shortest run exceeds this chart's Monte Carlo budget"
         rows.append(row)
     return rows
 

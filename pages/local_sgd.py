@@ -38,7 +38,7 @@ with page.guard():
     problem = sgd.Problem(**{k: state.value(k) for k in ("eta", "L", "mu", "sigma2", "b", "f0", "dim")})
     Hcmp = tuple(sorted({1, sel.H, 4 * sel.H}))
     schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in Hcmp)
-    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(state.value("horizon")), 81, 60,
+    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(state.value("horizon")), 81, 40,
                                     sel.seed, None, None, sgd.LearningRate())
     for s in esum:
         if "skipped" in s:

@@ -113,6 +113,7 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     _num("seed", "random seed", 1, Domain("seed", 0, 2**31 - 1, integer=True), 1),
     Control("budget", "Monte Carlo budget", "balanced", options=("fast", "balanced", "accurate"),
             help="work per chart: fast for a class, accurate for a closer look"),
+    Control("rt_view", "Runtime against", "K", options=("K", "m")),
     # error page
     _num("eta", "learning rate η", 0.05, _narrow(sgd.ETA, 1e-4, 2.0), 0.005),
     _num("L", "smoothness L", 2.0, _narrow(sgd.L_SMOOTH, 0.01, 100.0), 0.1),
@@ -128,7 +129,7 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     _num("C", "adaptive-rule constant C", 0.01, _narrow(sgd.C_ADAPT, 1e-5, 10.0), 0.001),
     _num("eps", "target error ε", 0.05, Domain("eps", 1e-6, 1e3, symbol="ε"), 0.005),
     _num("horizon", "time horizon T", 50.0, _narrow(sgd.TIME, 0.1, 1e5), 1.0),
-    _num("replicas", "SGD replicas", 60, _narrow(sgd.REPLICAS, 10, 400), 10),
+    _num("replicas", "SGD replicas", 40, _narrow(sgd.REPLICAS, 10, 400), 10),
     # local SGD / communication
     _num("D", "averaging time D", 0.5, _narrow(COMM_DELAY, 0.0, 1e3), 0.05),
     Control("comm_source", "D from", "slider", options=("slider", "network model")),
