@@ -20,6 +20,7 @@ gradients of the iteration: ``w ← w − η · mean(g)``.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -28,7 +29,7 @@ import numpy as np
 
 from .analytic import Estimate, expected_runtime
 from .delays import Delay
-from .montecarlo import UpdateTrace, _rng, simulate_runtime, simulate_updates
+from .montecarlo import UpdateTrace, _rng, iteration_cost, simulate_runtime, simulate_updates
 from .params import Domain, ParameterError
 from .schemes import KAsync, LocalSGD, Scheme
 
@@ -59,6 +60,10 @@ MAX_WORK = 4e9
 ETA_MAX = Domain("eta_max", 0.0, 100.0, low_open=True, symbol="η_max")
 C_ADAPT = Domain("C", 0.0, 1e9, low_open=True, symbol="C")
 _GROUP = 2**21
+#: cost caps of the E[T] that sets the time axis (analytic lattice work; Monte Carlo in
+#: iteration_cost units, about nanoseconds)
+_AXIS_ANALYTIC_WORK = 3e7
+_AXIS_MC_COST = 1e8
 #: bytes of trace and SGD state per group of replicas simulated together
 _GROUP_BYTES = 64 * 2**20
 
@@ -186,12 +191,18 @@ def error_bound(scheme: Scheme, problem: Problem, iterations: Any, gamma: float 
     return BoundCurve(J, values, "upper_bound", floor, rate, cond, "", gamma_prime=gp)
 
 
+@functools.lru_cache(maxsize=256)
 def _runtime_for_time_axis(scheme: Scheme, delay: Delay, seed: int | None) -> Estimate:
-    """E[T] from the analytic core when exact or numerical, else from Monte Carlo (and say so)."""
-    est = expected_runtime(scheme, delay)
+    """E[T] from the analytic core when exact or numerical, else from Monte Carlo (and say so).
+
+    Memoised: a pure function of frozen arguments, asked for by the bound, the exact curve and
+    the simulation of the same scheme."""
+    est = expected_runtime(scheme, delay, work=_AXIS_ANALYTIC_WORK)
     if (est.kind in ("exact", "numerical") and est.value is not None) or est.kind == "infinite":
         return est
-    mc = simulate_runtime(scheme, delay, 20_000, seed=seed, keep_times=False)
+    # bounded like everything else: at most 20 000 iterations, about 0.1 s of simulation
+    iterations = int(min(20_000, max(500, _AXIS_MC_COST / iteration_cost(scheme))))
+    mc = simulate_runtime(scheme, delay, iterations, seed=seed, keep_times=False)
     why = f"analytic E[T] is {est.kind.replace('_', ' ')}"
     return Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}")
 
@@ -269,6 +280,8 @@ def exact_error_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, 
     t = np.asarray(t, dtype=float)
     rng = _rng(seed)
     n = _updates_needed(scheme, delay, float(t.max()), seed)
+    # fewer paths when one path of the timing process is costly (the standard error says so)
+    paths = int(max(16, min(paths, _AXIS_MC_COST / (n * iteration_cost(scheme)))))
     counts = np.empty((paths, t.size), dtype=np.int64)
     group = max(1, _GROUP // n)
     for g0 in range(0, paths, group):
@@ -341,7 +354,8 @@ def _covering_trace(scheme: Scheme, delay: Delay, n: int, replicas: int, horizon
 def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, points: int = 101,
                    replicas: int = 200, seed: int | None = None,
                    lr: LearningRate | None = None, keep_errors: bool = False,
-                   max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES) -> ErrorSimulation:
+                   max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES,
+                   max_timing_cost: float = math.inf) -> ErrorSimulation:
     """Simulated SGD error on the grid ``linspace(0, time, points)``, mean and 95% band.
 
     The timing comes from :func:`simulate_updates` (the runtime Monte Carlo's process); for
@@ -361,6 +375,11 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
     if n > max_updates:
         raise ParameterError("time", f"{scheme.label} needs about {n} updates to reach T = {time:g}; "
                              f"at most {max_updates} are simulated here (shorten T or use fewer workers)")
+    timing = float(replicas) * n * iteration_cost(scheme)
+    if timing > max_timing_cost:
+        raise ParameterError("replicas", f"simulating the timing of {replicas} runs of {scheme.label} "
+                             f"up to T = {time:g} is too costly for one request "
+                             f"(≈ {timing / 1e9:.2g} s); use fewer replicas, a shorter T or fewer workers")
     K = scheme.grads_per_update if not isinstance(scheme, LocalSGD) else 1
     work = float(replicas) * n * K * problem.dim
     if work > max_work:

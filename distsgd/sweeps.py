@@ -22,9 +22,11 @@ from .schemes import Scheme, make_scheme, scheme_parameters
 from .sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, exact_error_vs_time,
                   simulate_error, simulated_time_to_target)
 
-#: per-request caps on the simulated SGD for an interactive, shared host (library defaults are larger)
-UI_MAX_UPDATES = 12_000
+#: per-request caps on the simulated SGD for an interactive, shared host (library defaults are
+#: larger): updates summed over the schemes of one chart (~50 µs each), and array work
+UI_MAX_UPDATES = 8_000
 UI_MAX_WORK = 6e7
+UI_MAX_TIMING_COST = 5e8  # ≈ 0.5 s of simulating the schemes' timing, per chart
 #: work budget of one analytic lattice computation in a sweep (≈ 0.05 s; beyond it a bound)
 SWEEP_ANALYTIC_WORK = 3e7
 
@@ -162,17 +164,19 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
     reason when that scheme's run exceeds the caps)."""
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
+    per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for i, s in enumerate(schemes):
         try:
             sim = simulate_error(s, delay, problem, time, points, replicas, seed + 104_729 * i, lr,
-                                 max_work=max_work, max_updates=max_updates)
+                                 max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
+                                 max_timing_cost=UI_MAX_TIMING_COST / max(len(schemes), 1))
         except ParameterError as exc:  # this scheme only: the others are still drawn
             summary.append({"scheme": s.label, "skipped": str(exc)})
             continue
         g = gamma if gamma is not None else sim.gamma_measured
         p = p0 if p0 is not None else sim.fresh_fraction
         bound = bound_vs_time(s, delay, problem, sim.time, g, p, seed=seed)
-        exact = exact_error_vs_time(s, delay, problem, sim.time, paths=400, seed=seed + 1)
+        exact = exact_error_vs_time(s, delay, problem, sim.time, paths=200, seed=seed + 1)
         for j, t in enumerate(sim.time):
             rows.append({"scheme": s.label, "time": float(t),
                          "bound": None if bound.values is None else float(bound.values[j]),
@@ -193,12 +197,14 @@ def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: 
                 max_updates: int = UI_MAX_UPDATES, max_work: float = UI_MAX_WORK) -> list[dict[str, Any]]:
     """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation."""
     out = []
+    per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for i, s in enumerate(schemes):
         sim = None
         if replicas and time:
             try:
                 sim = simulate_error(s, delay, problem, time, points, replicas, seed + 31 * i,
-                                     max_work=max_work, max_updates=max_updates)
+                                     max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
+                                     max_timing_cost=UI_MAX_TIMING_COST / max(len(schemes), 1))
             except ParameterError:
                 sim = None  # too long a run for this request: the bound alone is shown
         p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)

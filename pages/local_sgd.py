@@ -36,7 +36,7 @@ with page.guard():
                "The per-step cost falls like (slowest sum + D)/H: the straggler's delay averages out over H "
                "steps and D is paid once per round.")
     problem = sgd.Problem(**{k: state.value(k) for k in ("eta", "L", "mu", "sigma2", "b", "f0", "dim")})
-    Hcmp = tuple(sorted({1, sel.H, 4 * sel.H}))
+    Hcmp = tuple(sorted({1, sel.H, min(4 * sel.H, state.UI_H_MAX)}))
     schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in Hcmp)
     erows, esum = cached.error_rows(schemes, sel.delay, problem, float(state.value("horizon")), 81, 40,
                                     sel.seed, None, None, sgd.LearningRate())

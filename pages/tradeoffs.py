@@ -37,6 +37,9 @@ with page.guard():
                               float(state.value("gamma")), None, sweep)
     best_b = sweeps.best_index(rows, "bound_time")
     best_s = sweeps.best_index(rows, "simulated_time")
+    if any("simulated_time" not in r for r in rows):
+        st.caption("Some points were not simulated (too many updates for one request at this T and m): "
+                   "their time to ε comes from the bound only.")
     ref = cached.target_rows(tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async")),
                              sel.delay, problem, eps, horizon, 30, sel.seed, float(state.value("gamma")), None, "K")
     page.chart(plots.target_figure(rows, sweep, best_b, best_s, eps, ref), rows + ref, f"time-to-target-vs-{sweep}",

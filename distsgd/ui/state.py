@@ -164,7 +164,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         schemes=["sync", "local-sgd"], tl_scheme="local-sgd"),
     "async wins early, loses late": dict(
         delay="exp", lam=1.0, delta=0.0, m=16, K=4, schemes=["sync", "k-sync", "async"], eta=0.05,
-        L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10, eps=0.01, horizon=200.0),
+        L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10, eps=0.01, horizon=60.0),
 }
 
 
