@@ -467,35 +467,27 @@ def _power_head(q: np.ndarray, m: int, K: int, budget: _Budget = _NO_BUDGET) -> 
     Repeated squaring with FFT convolutions truncated to K entries after every product —
     exact for the head because all coefficients are non-negative.
     """
-    base = q[:, :K]
+    return np.minimum(_conv_power(q[:, :K], m, K, budget).sum(axis=1), 1.0)
+
+
+def _conv_power(base: np.ndarray, e: int, length: int, budget: _Budget = _NO_BUDGET) -> np.ndarray:
+    """Each row of ``base`` convolved with itself e times (repeated squaring), every product
+    truncated to ``length`` entries — exact there, because all coefficients are non-negative."""
     result: np.ndarray | None = None
-    e = m
     while True:
         if e & 1:
-            result = base if result is None else _conv_trunc(result, base, K, budget)
+            result = base if result is None else _conv_trunc(result, base, length, budget)
         e >>= 1
         if not e:
             break
-        base = _conv_trunc(base, base, K, budget)
+        base = _conv_trunc(base, base, length, budget)
     assert result is not None
-    return np.minimum(result.sum(axis=1), 1.0)
+    return result
 
 
 def _sum_power(pmf: np.ndarray, H: int, budget: _Budget = _NO_BUDGET) -> np.ndarray:
     """The H-fold convolution power of a lattice pmf, truncated to its length (exact there)."""
-    n = pmf.size
-    base = pmf[None, :]
-    result: np.ndarray | None = None
-    e = H
-    while True:
-        if e & 1:
-            result = base if result is None else _conv_trunc(result, base, n, budget)
-        e >>= 1
-        if not e:
-            break
-        base = _conv_trunc(base, base, n, budget)
-    assert result is not None
-    return result[0]
+    return _conv_power(pmf[None, :], H, pmf.size, budget)[0]
 
 
 def _renewal_head(pmf: np.ndarray, nL: int, m: int, K: int, i_lo: int, i_hi: int,
