@@ -26,6 +26,7 @@ import numpy as np
 from scipy import special, stats
 
 from .params import Domain, ParameterError
+from .params import shortest as _fmt
 
 __all__ = [
     "Delay",
@@ -45,12 +46,6 @@ __all__ = [
 SHIFT = Domain("shift", 0.0, 1e6, symbol="Δ", doc="constant part of every delay (Δ + Y)")
 EMPIRICAL_MAX_VALUES = 1_000_000
 EMPIRICAL_MAX_BYTES = 64 * 2**20
-
-
-def _fmt(x: float) -> str:
-    """Shortest text that reads back as the same float (``2.0`` → ``2``)."""
-    r = repr(float(x))
-    return r[:-2] if r.endswith(".0") else r
 
 
 @dataclass(frozen=True, kw_only=True)

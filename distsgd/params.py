@@ -12,7 +12,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-__all__ = ["ParameterError", "Domain"]
+__all__ = ["ParameterError", "Domain", "shortest"]
 
 
 class ParameterError(ValueError):
@@ -21,6 +21,12 @@ class ParameterError(ValueError):
     def __init__(self, parameter: str, message: str) -> None:
         self.parameter = parameter
         super().__init__(f"{parameter}: {message}")
+
+
+def shortest(x: float) -> str:
+    """Shortest text that reads back as the same float (``2.0`` → ``2``)."""
+    r = repr(float(x))
+    return r[:-2] if r.endswith(".0") else r
 
 
 def _fmt(x: float) -> str:

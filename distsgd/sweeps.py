@@ -30,7 +30,7 @@ UI_MAX_TIMING_COST = 5e8  # ≈ 0.5 s of simulating the schemes' timing, per cha
 #: work budget of one analytic lattice computation in a sweep (≈ 0.05 s; beyond it a bound)
 SWEEP_ANALYTIC_WORK = 3e7
 
-__all__ = ["build", "iterations_for", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
+__all__ = ["build", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
            "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
@@ -49,12 +49,6 @@ def build(name: str, m: int, K: int | None = None, H: int | None = None, comm_de
         kw["H"] = H or 1
         kw["comm_delay"] = comm_delay
     return make_scheme(name, m, **kw)
-
-
-def iterations_for(scheme: Scheme, budget: float, points: int = 1) -> int:
-    """Monte Carlo iterations per point so that ``points`` points cost about ``budget``."""
-    it = budget / max(points, 1) / iteration_cost(scheme)
-    return int(min(MAX_ITERATIONS_UI, max(MIN_ITERATIONS, it)))
 
 
 def k_grid(m: int, n: int = 16) -> list[int]:
@@ -248,11 +242,3 @@ def _unique(schemes: Iterable[Scheme]) -> list[Scheme]:
             seen.add(s)
             out.append(s)
     return out
-
-
-def check_names(names: Sequence[str]) -> list[str]:
-    from .schemes import SCHEME_NAMES
-    bad = [n for n in names if n not in SCHEME_NAMES]
-    if bad:
-        raise ParameterError("schemes", f"unknown scheme(s) {', '.join(bad)}")
-    return list(names)

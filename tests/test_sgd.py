@@ -252,3 +252,24 @@ def test_measured_gamma_above_one_makes_the_bound_unavailable_not_an_error():
     small = Problem(eta=0.05, L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=4)
     c = error_bound(make_scheme("async", 4), small, np.arange(10), gamma=1.06, p0=0.1)
     assert c.values is None and c.kind == "unavailable" and "γ = 1.06 > 1" in c.note
+
+
+def test_sweep_time_to_target_picks_the_k_with_the_earliest_bound_time():
+    """Written out: t*(K) = E[T_K] · log((ε − F_K)/(F0 − F_K)) / log(1 − ημ), F_K = ηLσ²/(2μbK),
+    E[T_K] = H_m − H_{m−K} for Exp(1); the sweep must return these and the argmin (inf where
+    ε ≤ F_K)."""
+    import math as _m
+    from distsgd.sgd import sweep_time_to_target
+    m, eps = 12, 0.03
+    d = parse_delay("exp(rate=1)")
+    schemes = [make_scheme("k-sync", m, K=k) for k in range(1, m + 1)]
+    got, best = sweep_time_to_target(schemes, d, P, eps)
+    Hn = lambda n: sum(1 / i for i in range(1, n + 1))  # noqa: E731
+    expect = []
+    for k in range(1, m + 1):
+        F = P.eta * P.L * P.sigma2 / (2 * P.mu * P.b * k)
+        expect.append(_m.inf if eps <= F else
+                      (Hn(m) - Hn(m - k)) * _m.log((eps - F) / (P.f0 - F)) / _m.log(1 - P.eta * P.mu))
+    assert [g.value for g in got] == pytest.approx(expect, rel=1e-9)
+    assert best == min((i for i in range(m) if _m.isfinite(expect[i])), key=expect.__getitem__)
+    assert _m.isinf(got[0].value)  # K = 1: the floor 0.1 is above ε

@@ -6,7 +6,7 @@ Drawn by ``app.py`` on every page; returns a :class:`Selection` the pages read.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -140,7 +140,7 @@ def sidebar() -> Selection:
                      seed=int(seed), budget=BUDGETS[budget])
 
 
-def url_keys(extra: Sequence[str] = ()) -> list[str]:
+def url_keys() -> list[str]:
     """Every declared control currently in the session (the sidebar's and this page's)."""
     return [k for k in state.CONTROLS if k in st.session_state]
 

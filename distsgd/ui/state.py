@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import streamlit as st
 
 from ..delays import SHIFT, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
-from ..params import Domain, ParameterError
+from ..params import Domain, ParameterError, shortest
 from ..schemes import SCHEME_NAMES, H_DOMAIN, K_DOMAIN, M, COMM_DELAY
 from .. import sgd
 
@@ -249,9 +249,7 @@ def sync_url(keys: Sequence[str]) -> None:
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return repr(v)[:-2] if repr(v).endswith(".0") else repr(v)
-    return str(v)
+    return shortest(v) if isinstance(v, float) else str(v)
 
 
 def apply_preset(name: str) -> None:
