@@ -1,6 +1,14 @@
-"""distsgd: stragglers and staleness in distributed SGD — runtime and error, simulated and analytic."""
+"""distsgd: stragglers and staleness in distributed SGD — runtime and error, simulated and analytic.
+
+The public API of DESIGN §5: ``parse_delay``, ``make_scheme``, ``expected_runtime`` (an
+:class:`Estimate`) and ``simulate_runtime`` (a :class:`RuntimeSample`).  Every bad input
+raises :class:`ParameterError` naming the parameter.
+"""
+from .analytic import Estimate, expected_runtime
 from .delays import Delay, parse_delay
+from .montecarlo import RuntimeSample, simulate_runtime
 from .params import ParameterError
 from .schemes import Scheme, backup_workers, make_scheme
 
-__all__ = ["Delay", "ParameterError", "Scheme", "backup_workers", "make_scheme", "parse_delay"]
+__all__ = ["Delay", "Estimate", "ParameterError", "RuntimeSample", "Scheme", "backup_workers",
+           "expected_runtime", "make_scheme", "parse_delay", "simulate_runtime"]

@@ -43,8 +43,10 @@ import numpy as np
 from scipy import fft as sfft
 from scipy import special, stats
 
-from .delays import Delay, Empirical, Exponential, Pareto, Uniform
-from .schemes import Async, KAsync, KBatchAsync, KBatchSync, KSync, LocalSGD, Scheme, Sync
+from . import limits
+from .delays import Delay, Empirical, Exponential, Pareto, Uniform, _array
+from .params import Domain, ParameterError
+from .schemes import M, Async, KAsync, KBatchAsync, KBatchSync, KSync, LocalSGD, Scheme, Sync
 
 __all__ = [
     "KINDS",
@@ -85,9 +87,9 @@ class Estimate:
             if v is not None:
                 object.__setattr__(self, name, float(v))
         if self.kind not in KINDS:
-            raise ValueError(f"kind must be one of {KINDS} (got {self.kind!r})")
+            raise ParameterError("kind", f"must be one of {', '.join(KINDS)} (got {self.kind!r})")
         if (self.value is None) != (self.kind in ("infinite", "unavailable")):
-            raise ValueError(f"value must be None exactly for infinite/unavailable (kind {self.kind!r})")
+            raise ParameterError("value", f"must be None exactly for infinite/unavailable (kind {self.kind!r})")
 
     @property
     def finite(self) -> bool:
@@ -132,17 +134,26 @@ class _Law:
             lo, hi = dist.support()
             self.lower, self.upper = float(lo) + self._shift, float(hi) + self._shift
 
+    # a Delay's unvalidated _cdf … _isf: the quadrature's own nodes need no checking
     def cdf(self, x: np.ndarray) -> np.ndarray:
-        return np.asarray(self._d.cdf(np.asarray(x, float) - self._shift), float)
+        d = self._d
+        x = np.asarray(x, float) - self._shift
+        return np.asarray(d._cdf(x) if isinstance(d, Delay) else d.cdf(x), float)
 
     def sf(self, x: np.ndarray) -> np.ndarray:
-        return np.asarray(self._d.sf(np.asarray(x, float) - self._shift), float)
+        d = self._d
+        x = np.asarray(x, float) - self._shift
+        return np.asarray(d._sf(x) if isinstance(d, Delay) else d.sf(x), float)
 
     def ppf(self, p: np.ndarray) -> np.ndarray:
-        return np.asarray(self._d.ppf(p), float) + self._shift
+        d = self._d
+        p = np.asarray(p, float)
+        return np.asarray(d._ppf(p) if isinstance(d, Delay) else d.ppf(p), float) + self._shift
 
     def isf(self, q: np.ndarray) -> np.ndarray:
-        return np.asarray(self._d.isf(q), float) + self._shift
+        d = self._d
+        q = np.asarray(q, float)
+        return np.asarray(d._isf(q) if isinstance(d, Delay) else d.isf(q), float) + self._shift
 
 
 # Gauss–Legendre rules on [-1, 1]: the main rule and a coarser one for the error estimate.
@@ -232,10 +243,15 @@ def _os_quadrature(law: _Law, k: int, n: int) -> _OSQuad:
 
 
 def _check_kn(k: int, n: int) -> tuple[int, int]:
-    k, n = int(k), int(n)
-    if not 1 <= k <= n:
-        raise ValueError(f"need 1 ≤ k ≤ n (got k={k}, n={n})")
+    """Validate 1 ≤ k ≤ n ≤ M_MAX (ParameterError naming k or n)."""
+    n = M.check(n, "n")
+    k = Domain("k", 1, n, integer=True).check(k, "k")
     return k, n
+
+
+def _check_delay(delay: object) -> None:
+    if not isinstance(delay, Delay):
+        raise ParameterError("delay", f"expected a Delay from parse_delay (got {type(delay).__name__})")
 
 
 def _order_statistic_mean_quad(delay: Delay | _Law, k: int, n: int) -> Estimate:
@@ -273,6 +289,7 @@ def _empirical_os(delay: Empirical, k: int, n: int) -> tuple[float, float]:
 
 def order_statistic_moments(delay: Delay, k: int, n: int) -> tuple[Estimate, float | None]:
     """E[X_{k:n}] (as an Estimate) and the standard deviation of X_{k:n} (inf if infinite)."""
+    _check_delay(delay)
     k, n = _check_kn(k, n)
     if isinstance(delay, Exponential):
         # Rényi: X_{k:n} − Δ = Σ_{i=n−k+1}^{n} Z_i / (λ i), Z_i i.i.d. Exp(1)
@@ -326,8 +343,9 @@ def order_statistic_std(delay: Delay, k: int, n: int) -> float | None:
 
 def order_statistic_cdf(delay: Delay, k: int, n: int, x: Any) -> np.ndarray:
     """``P(X_{k:n} ≤ x) = I_{F(x)}(k, n−k+1)`` (evaluated as ``1 − I_{S(x)}(n−k+1, k)`` in the upper tail)."""
+    _check_delay(delay)
     k, n = _check_kn(k, n)
-    x = np.asarray(x, float)
+    x = _array(x, "x")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         F = np.clip(np.asarray(delay.cdf(x), float), 0.0, 1.0)
@@ -337,14 +355,22 @@ def order_statistic_cdf(delay: Delay, k: int, n: int, x: Any) -> np.ndarray:
         return np.where(F < 0.5, lower, upper)
 
 
+def _beta_pdf(x: np.ndarray, a: float, b: float) -> np.ndarray:
+    """The Beta(a, b) density in log space: scipy's beta.pdf raises OverflowError (Boost) for
+    some tiny x with large a, b; this underflows to 0 instead."""
+    logp = special.xlogy(a - 1, x) + special.xlog1py(b - 1, -x) - special.betaln(a, b)
+    return np.exp(logp)
+
+
 def order_statistic_pdf(delay: Delay, k: int, n: int, x: Any) -> np.ndarray:
     """Density of X_{k:n}: ``f(x)·n!/((k−1)!(n−k)!)·F^{k−1}S^{n−k} = f(x)·beta_pdf(F(x); k, n−k+1)``.
 
     For an :class:`~distsgd.delays.Empirical` trace (no density) this returns the pmf
     ``P(X_{k:n} = x)`` at the trace values and 0 elsewhere.
     """
+    _check_delay(delay)
     k, n = _check_kn(k, n)
-    x = np.asarray(x, float)
+    x = _array(x, "x")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if isinstance(delay, Empirical):
@@ -355,7 +381,7 @@ def order_statistic_pdf(delay: Delay, k: int, n: int, x: Any) -> np.ndarray:
         F = np.clip(np.asarray(delay.cdf(x), float), 0.0, 1.0)
         S = np.clip(np.asarray(delay.sf(x), float), 0.0, 1.0)
         f = np.asarray(delay.pdf(x), float)
-        b = np.where(F < 0.5, stats.beta.pdf(F, k, n - k + 1), stats.beta.pdf(S, n - k + 1, k))
+        b = np.where(F < 0.5, _beta_pdf(F, k, n - k + 1), _beta_pdf(S, n - k + 1, k))
         out = f * b
         return np.where(np.isfinite(out), out, 0.0)
 
@@ -365,7 +391,7 @@ def order_statistic_pdf(delay: Delay, k: int, n: int, x: Any) -> np.ndarray:
 # ----------------------------------------------------------------------------------------
 
 #: cap on the elements of any one float64 work array (8e6 → 64 MB)
-_MAX_ELEMENTS = 8_000_000
+_MAX_ELEMENTS = limits.ANALYTIC_MAX_ELEMENTS
 
 
 class _OverBudget(Exception):
@@ -593,9 +619,21 @@ def _grid_unit(delay: Delay, lower: float, span: float | None = None, max_points
     return lower
 
 
+def _npts(width: float, h: float) -> int:
+    """Lattice points ⌈width/h⌉ + 1 on [0, width], saturated (a step far below the width — a
+    trace spanning 1e-300 to 1e9 — gives a count the callers refuse, not an overflow)."""
+    v = width / h
+    return math.ceil(v) + 1 if v < 4.0 * _MAX_ELEMENTS else 4 * _MAX_ELEMENTS
+
+
 def _coarse_step(h0: float, unit: float | None) -> float:
-    """The largest step ≤ h0 that divides ``unit`` (h0 itself if there is no unit)."""
-    if unit is None or unit <= 0:
+    """The largest step ≤ h0 that divides ``unit`` (h0 itself if there is no unit).
+
+    A step that is not positive (a window lost in rounding next to a large lower end) raises
+    :class:`_OverBudget`: the callers fall back to their bounds."""
+    if not (h0 > 0 and math.isfinite(h0)):
+        raise _OverBudget
+    if unit is None or unit <= 0 or not unit / h0 < 2.0**52:  # (no divisor of unit is that fine)
         return h0
     return unit / math.ceil(unit / h0 * (1 - 1e-12))
 
@@ -649,7 +687,8 @@ def _extrapolate(value_at: Callable[[int], float | None], max_levels: int, smoot
 
 
 #: work budget of one lattice computation (units of FFT butterflies; ≈ 1–2 s of numpy FFT)
-_WORK_BUDGET = 1.0e9
+_WORK_BUDGET = limits.ANALYTIC_WORK
+_WORK = Domain("work", 0.0, math.inf, low_open=True, doc="work budget of the lattice computations")
 
 
 def _wald_bound(delay: Delay, m: int, K: int) -> float:
@@ -687,23 +726,43 @@ def _kbatch_sync_numerical(delay: Delay, m: int, K: int, n_coarse: int = 128, ma
     at m = K = 1000.  Beyond the work budget (K·m in the millions, or K/m in the hundreds)
     it returns the upper bound min(E[X_{K:m}], (K+m)E[X]/m).
     """
-    method = "renewal superposition ∫P(N(t)<K)dt (lattice FFT convolution, Richardson)"
     L = float(delay.support[0])
     c = -(-K // m)
     t_lo = c * L
     mu = delay.mean
     budget = _Budget(work)
-    ubs = [_wald_bound(delay, m, K)] if math.isfinite(mu) else []
-    if K <= m:
-        os_ = order_statistic_mean(delay, K, m)
-        if os_.value is not None:
-            ubs.append(os_.value)
+    named = [(_wald_bound(delay, m, K), "(K+m)E[X]/m (Wald)")] if math.isfinite(mu) else []
+    # pathwise: T ≤ X_{K:m} for K ≤ m; for K > m, T ≤ max_i (sum of c jobs of worker i), whose
+    # mean is at most c·E[X_{m:m}] (a maximum of sums is at most the sum of maxima)
+    os_ = order_statistic_mean(delay, K, m) if K <= m else order_statistic_mean(delay, m, m)
+    if os_.value is not None:
+        named.append((os_.value, "E[X_{K:m}] (pathwise)") if K <= m
+                     else (c * os_.value, "⌈K/m⌉·E[X_{m:m}] (pathwise)"))
+    ubs = [v for v, _ in named]
 
     def fallback(why: str) -> Estimate:
         if not ubs:
             return _unavailable(f"k-batch-sync: {why}, and no finite bound is known")
-        bound = "E[X_{K:m}] (pathwise)" if K <= m and min(ubs) < ubs[0] else "(K+m)E[X]/m (Wald)"
-        return Estimate(min(ubs), "upper_bound", f"k-batch-sync: upper bound {bound}; {why}")
+        value, bound = min(named)
+        return Estimate(value, "upper_bound", f"k-batch-sync: upper bound {bound}; {why}")
+
+    # c·L ≤ T ≤ the upper bounds: when they agree to 1e-9 (the variable part of X is lost in
+    # rounding next to its lower end) that bracket is the answer
+    if ubs and t_lo > 0 and min(ubs) - t_lo <= 1e-9 * t_lo:
+        ub = min(ubs)
+        return Estimate((t_lo + ub) / 2, "numerical", "k-batch-sync: the bracket ⌈K/m⌉·L ≤ E[T] ≤ "
+                        f"{min(named)[1]} is tighter than 1e-9 relative", error=(ub - t_lo) / 2)
+    try:
+        return _kbatch_sync_lattice(delay, m, K, n_coarse, max_levels, budget, L, c, t_lo, mu, ubs, fallback)
+    except _OverBudget:
+        return fallback("the lattice step underflows next to the lower end of X")
+
+
+def _kbatch_sync_lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budget: "_Budget",
+                         L: float, c: int, t_lo: float, mu: float, ubs: list[float],
+                         fallback: Callable[[str], Estimate]) -> Estimate:
+    method = "renewal superposition ∫P(N(t)<K)dt (lattice FFT convolution, Richardson)"
+    work = budget.left
 
     # the least work that can give an answer: ~1200 grid points (pilot, three levels, bracket),
     # each with a truncated m-th power of a length-K vector
@@ -728,10 +787,12 @@ def _kbatch_sync_numerical(delay: Delay, m: int, K: int, n_coarse: int = 128, ma
         t_hi0 = min(guess, cap) if math.isfinite(guess) else cap
 
         def run(h: float, mode: str, t_from: float, t_to: float) -> tuple[np.ndarray, int, int] | None:
+            if _npts(t_to, h) * 2 > _MAX_ELEMENTS:  # (a step far below the window: no lattice)
+                return None
             nL = round(L / h) if L > 0 else 0
             i_lo = c * nL
             i_a = max(i_lo, int(math.floor(t_from / h * (1 + 1e-12))))
-            i_hi = max(i_a + 2, math.ceil(t_to / h) + 1)
+            i_hi = max(i_a + 2, _npts(t_to, h))
             if (i_hi - nL) * 2 > _MAX_ELEMENTS:
                 return None
             try:
@@ -847,8 +908,23 @@ def _local_sgd_numerical(delay: Delay, m: int, H: int, n_coarse: int = 512, max_
     light tails); its error is taken as its largest relative mismatch with the lattice on
     [0.9W, W] times the tail integral (the asymptote improves further out).
     """
-    method = "max of m sums of H delays: FFT convolution power on lattices, Richardson"
     L = float(delay.support[0])
+    # H·L ≤ E[max_i S_i] ≤ H·E[X_{m:m}] (a maximum of sums is at most the sum of maxima): when
+    # these agree to 1e-9 (the variable part of X lost in rounding next to L), that is the answer
+    top = order_statistic_mean(delay, m, m).value
+    if top is not None and L > 0 and H * (top - L) <= 1e-9 * H * L:
+        return Estimate(H * (L + top) / 2, "numerical", "max of m sums of H delays: the bracket "
+                        "H·L ≤ E[max S] ≤ H·E[X_{m:m}] is tighter than 1e-9 relative",
+                        error=H * (top - L) / 2)
+    try:
+        return _local_sgd_lattice(delay, m, H, n_coarse, max_levels, work, L)
+    except _OverBudget:
+        return _unavailable("max of m sums of H delays: the lattice step underflows next to the lower end of X")
+
+
+def _local_sgd_lattice(delay: Delay, m: int, H: int, n_coarse: int, max_levels: int, work: float,
+                       L: float) -> Estimate:
+    method = "max of m sums of H delays: FFT convolution power on lattices, Richardson"
     muY = delay.mean - L
     budget = _Budget(work)
     with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -880,7 +956,7 @@ def _local_sgd_numerical(delay: Delay, m: int, H: int, n_coarse: int = 512, max_
         for _ in range(10):
             unit = _grid_unit(delay, L, W, 4096) if trace_unit else _grid_unit(delay, 0.0)
             h = _coarse_step(min(W / 512, sY / 4), unit)
-            p = run(h, "up", math.ceil(W / h) + 1)
+            p = run(h, "up", _npts(W, h))
             if p is None:
                 break
             small = np.nonzero(p < floor)[0]
@@ -907,7 +983,7 @@ def _local_sgd_numerical(delay: Delay, m: int, H: int, n_coarse: int = 512, max_
 
         def value_at(level: int) -> float | None:
             hh = h_c / 2**level
-            n = math.ceil(W / hh) + 1
+            n = _npts(W, hh)
             p = run(hh, "mm", n)
             if p is None:
                 return None
@@ -940,7 +1016,7 @@ def _local_sgd_numerical(delay: Delay, m: int, H: int, n_coarse: int = 512, max_
         if exact_lattice:
             method_t += "; the trace lies on the lattice"
         else:
-            n = math.ceil(W / h_c) + 1
+            n = _npts(W, h_c)
             br = [run(h_c, mode, n) for mode in ("down", "up")]
             if br[0] is not None and br[1] is not None:
                 t_end = tail_from(n * h_c)
@@ -1069,7 +1145,7 @@ def _dispatch(scheme: Scheme, delay: Delay, work: float) -> Estimate:
         return _kbatch_sync(delay, m, scheme.K, work)
     if isinstance(scheme, LocalSGD):
         return _local_sgd(delay, m, scheme.H, scheme.comm_delay, work)
-    raise TypeError(f"unknown scheme {type(scheme).__name__}")
+    raise ParameterError("scheme", f"unknown scheme {type(scheme).__name__}")  # pragma: no cover
 
 
 def expected_runtime(scheme: Scheme, delay: Delay, work: float | None = None) -> Estimate:
@@ -1084,18 +1160,16 @@ def expected_runtime(scheme: Scheme, delay: Delay, work: float | None = None) ->
       ``∫ P(N(t) < K) dt`` for m superposed renewal processes, computed on lattices.
     * local-sgd: per local step ``(E[max_i S_i] + D)/H`` (Wang & Joshi, Cooperative SGD).
 
-    Never raises for a valid (scheme, delay) pair: a numerical failure is reported as kind
-    ``unavailable`` with the reason in ``method``.  ``work`` caps the lattice computations
-    (k-batch-sync, local SGD) in FFT-butterfly units (default ≈ 1e9, about 1–2 s); beyond it
-    the result falls back to a bound or ``unavailable``.
+    Never raises for a valid (scheme, delay) pair, and swallows no exception: a bad argument
+    is a :class:`ParameterError` naming it.  ``work`` caps the lattice computations
+    (k-batch-sync, local SGD) in FFT-butterfly units (default ``limits.ANALYTIC_WORK`` ≈ 1e9,
+    about 1–2 s); beyond it the result falls back to a bound or ``unavailable`` (with the
+    reason in ``method``).
     """
     if not isinstance(scheme, Scheme):
-        raise TypeError(f"scheme must be a distsgd Scheme (got {type(scheme).__name__})")
-    if not isinstance(delay, Delay):
-        raise TypeError(f"delay must be a distsgd Delay (got {type(delay).__name__})")
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return _dispatch(scheme, delay, _WORK_BUDGET if work is None else float(work))
-    except (ArithmeticError, ValueError, MemoryError, RuntimeError) as exc:  # pragma: no cover - defensive
-        return _unavailable(f"{scheme.name}: numerical evaluation failed ({type(exc).__name__}: {exc})")
+        raise ParameterError("scheme", f"expected a Scheme from make_scheme (got {type(scheme).__name__})")
+    _check_delay(delay)
+    budget = _WORK_BUDGET if work is None else _WORK.check(work, "work")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _dispatch(scheme, delay, budget)

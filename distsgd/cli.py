@@ -38,6 +38,15 @@ def _finite(x: Any) -> Any:
     return x
 
 
+def _seed(text: str) -> int:
+    """--seed: an integer read exactly (int(), not through a float)."""
+    from .random import SEED
+    try:
+        return int(SEED.check(text, "seed"))
+    except ParameterError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _add_scheme_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheme", required=True, help="sync, k-sync, k-batch-sync, async, k-async, "
                    "k-batch-async or local-sgd")
@@ -48,7 +57,8 @@ def _add_scheme_args(p: argparse.ArgumentParser) -> None:
                    help="averaging time per round D (local-sgd)")
     p.add_argument("--delay", required=True, help="delay spec, e.g. 'exp(rate=1)', "
                    "'pareto(xm=1, alpha=2.5)', 'empirical(file=trace.csv)'")
-    p.add_argument("--seed", type=int, default=None, help="random seed (default: fresh, and printed)")
+    p.add_argument("--seed", type=_seed, default=None, help="random seed in [0, 2**63 − 1] "
+                   "(default: fresh, and printed)")
     p.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -73,7 +83,9 @@ def _add_error_parser(sub: Any) -> None:
 
 
 def _resolve_seed(seed: int | None) -> int:
-    from .montecarlo import SEED
+    """The seed to use and print: exactly the one given (an int, never through a float), or a
+    fresh one."""
+    from .random import SEED
     if seed is None:
         return int(np.random.SeedSequence().entropy % (2**63 - 1))
     return int(SEED.check(seed, "seed"))
@@ -142,5 +154,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"distsgd: internal error: {type(exc).__name__}: {exc} "
               "(set DISTSGD_DEBUG=1 for details)", file=sys.stderr)
         return 1
-    print(json.dumps(out, allow_nan=False) if args.json else text)
+    try:
+        print(json.dumps(out, allow_nan=False) if args.json else text)
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader went away (`| head`): no traceback
+        try:
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except OSError:  # pragma: no cover
+            pass
     return 0

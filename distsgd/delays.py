@@ -17,6 +17,7 @@ import hashlib
 import math
 import os
 import re
+import stat
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -25,6 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import special, stats
 
+from . import limits
 from .params import Domain, ParameterError
 from .params import shortest as _fmt
 
@@ -41,11 +43,65 @@ __all__ = [
     "DELAY_NAMES",
     "SHIFT",
     "EMPIRICAL_MAX_VALUES",
+    "EMPIRICAL_MAX_BYTES",
 ]
 
-SHIFT = Domain("shift", 0.0, 1e6, symbol="Δ", doc="constant part of every delay (Δ + Y)")
-EMPIRICAL_MAX_VALUES = 1_000_000
-EMPIRICAL_MAX_BYTES = 64 * 2**20
+# Domains are declared once, here, next to each family (DESIGN §6).  Their bounds keep every
+# law *representable*: samples, their squares and sums of 1e7 of them stay finite, the mean
+# and variance are finite floats unless truly infinite (never NaN).  The reasons for each
+# bound are in distsgd/limits.py: time scales within [TIME_SCALE_MIN, TIME_SCALE_MAX] =
+# [1e-9, 1e6], Pareto α ≥ 1/4, Weibull k ≥ 0.02, lognormal μ within [-20, 14] and σ ≤ 10.
+_T_MIN, _T_MAX = limits.TIME_SCALE_MIN, limits.TIME_SCALE_MAX
+assert (1e-6, 1e9) == (1 / _T_MAX, round(1 / _T_MIN)), "the rate domain below is 1/the time scales"
+
+#: the shift Δ is a time: at most the largest time scale
+SHIFT = Domain("shift", 0.0, _T_MAX, symbol="Δ", doc="constant part of every delay (Δ + Y)")
+EMPIRICAL_MAX_VALUES = limits.EMPIRICAL_MAX_VALUES
+EMPIRICAL_MAX_BYTES = limits.EMPIRICAL_MAX_BYTES
+#: one time of a measured trace: positive and at most limits.MAX_TRACE_TIME
+TRACE_TIME = Domain("time", 0.0, limits.MAX_TRACE_TIME, low_open=True, doc="one measured time")
+
+
+#: the variable of a shifted density: f(x) = g(x − Δ)
+_SHIFTED_VAR = "(x-\\Delta)"
+
+
+def _array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a float array, or ParameterError naming ``name`` (no NaN allowed)."""
+    try:
+        a = np.asarray(x, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise ParameterError(name, f"must be a number or an array of numbers (got {type(x).__name__})") from None
+    if np.isnan(a).any():
+        raise ParameterError(name, "must not be NaN")
+    return a
+
+
+def _probabilities(q: Any, name: str = "q") -> np.ndarray:
+    a = _array(q, name)
+    if not (np.all(a >= 0.0) and np.all(a <= 1.0)):
+        raise ParameterError(name, "probabilities must lie in [0, 1]")
+    return a
+
+
+def _size(size: Any) -> Any:
+    """A sample size (None, an int or a tuple of ints) whose product is at most limits.MAX_SAMPLE_SIZE."""
+    if size is None:
+        return None
+    dims = size if isinstance(size, (tuple, list)) else (size,)
+    out = []
+    total = 1
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
+            raise ParameterError("size", f"must be an int or a tuple of ints (got {size!r})")
+        if d < 0:
+            raise ParameterError("size", f"must not be negative (got {size!r})")
+        out.append(int(d))
+        total *= int(d)
+    if total > limits.MAX_SAMPLE_SIZE:
+        raise ParameterError("size", f"at most {limits.MAX_SAMPLE_SIZE} values per call (got {total}); "
+                                     "draw in chunks")
+    return tuple(out) if isinstance(size, (tuple, list)) else out[0]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,25 +141,50 @@ class Delay(ABC):
         """The family parameters by spec keyword (shift excluded), in declaration order."""
         return {d.name: getattr(self, self.FIELDS.get(d.name, d.name)) for d in self.PARAMS}
 
-    def sample(self, rng: np.random.Generator, size: Any = None) -> np.ndarray:
-        """``size`` i.i.d. draws of X (vectorised)."""
-        x = np.asarray(self._sample_base(rng, size), dtype=float)
+    def sample(self, rng: Any, size: Any = None) -> np.ndarray:
+        """``size`` i.i.d. draws of X (vectorised); ``rng`` a Generator or a seed."""
+        from .random import generator
+        size = _size(size)
+        x = np.asarray(self._sample_base(generator(rng), size), dtype=float)
         return x + self.shift if self.shift else x
 
+    # public cdf/sf/pdf/ppf/isf validate their argument, then call the family's _cdf … _isf
+    # (infinite values at the ends, ppf(1) = ∞ or x = ±∞, are results, not warnings)
     def cdf(self, x: Any) -> np.ndarray:
-        return self._dist.cdf(np.asarray(x, dtype=float) - self.shift)
+        with np.errstate(all="ignore"):
+            return self._cdf(_array(x, "x"))
 
     def sf(self, x: Any) -> np.ndarray:
-        return self._dist.sf(np.asarray(x, dtype=float) - self.shift)
+        with np.errstate(all="ignore"):
+            return self._sf(_array(x, "x"))
 
     def pdf(self, x: Any) -> np.ndarray:
-        return self._dist.pdf(np.asarray(x, dtype=float) - self.shift)
+        with np.errstate(all="ignore"):
+            return self._pdf(_array(x, "x"))
 
     def ppf(self, q: Any) -> np.ndarray:
-        return self._dist.ppf(q) + self.shift
+        """Quantile function: the smallest x with P(X ≤ x) ≥ q, for q in [0, 1]."""
+        with np.errstate(all="ignore"):
+            return self._ppf(_probabilities(q))
 
     def isf(self, q: Any) -> np.ndarray:
         """Inverse survival function: the x with P(X > x) = q (precise for tiny q)."""
+        with np.errstate(all="ignore"):
+            return self._isf(_probabilities(q))
+
+    def _cdf(self, x: np.ndarray) -> np.ndarray:
+        return self._dist.cdf(x - self.shift)
+
+    def _sf(self, x: np.ndarray) -> np.ndarray:
+        return self._dist.sf(x - self.shift)
+
+    def _pdf(self, x: np.ndarray) -> np.ndarray:
+        return self._dist.pdf(x - self.shift)
+
+    def _ppf(self, q: np.ndarray) -> np.ndarray:
+        return self._dist.ppf(q) + self.shift
+
+    def _isf(self, q: np.ndarray) -> np.ndarray:
         return self._dist.isf(q) + self.shift
 
     @property
@@ -112,6 +193,7 @@ class Delay(ABC):
 
     @property
     def var(self) -> float:
+        """Variance of X: a finite float, or ``inf`` only when it truly diverges (never NaN)."""
         return float(self._dist.var())
 
     @property
@@ -119,20 +201,34 @@ class Delay(ABC):
         return math.sqrt(self.var)
 
     @property
+    def tail_index(self) -> float:
+        """α such that P(X > x) decays like x^{-α}: E[X^p] < ∞ iff p < α.  ``inf`` for the
+        families with every moment finite (all but Pareto; a trace is bounded)."""
+        return math.inf
+
+    @property
     def support(self) -> tuple[float, float]:
         lo, hi = self._dist.support()
         return float(lo) + self.shift, float(hi) + self.shift
 
-    @property
+    @cached_property
     def is_nlu(self) -> bool:
         """New-longer-than-used: P(X > s+t | X > t) ≤ P(X > s) for all s, t ≥ 0.
 
-        A shift keeps the property (for s or t < Δ the inequality is monotonicity of sf).
+        A shift keeps the property (for s or t < Δ the inequality is monotonicity of sf), and
+        it cannot give it to the parametric families that lack it (their tails decide); a
+        measured trace is checked with its shift.  Computed once per object.
         """
         return self._nlu()
 
     @abstractmethod
     def _nlu(self) -> bool: ...
+
+    @property
+    def key(self) -> str:
+        """A short string that identifies the law exactly (a cache key): the spec string for
+        the parametric families (it round-trips through :func:`parse_delay`)."""
+        return str(self)
 
     @property
     def label(self) -> str:
@@ -145,15 +241,15 @@ class Delay(ABC):
 
     @property
     def latex(self) -> str:
-        """The density of X in LaTeX (for st.latex)."""
-        body = self._latex()
+        """The density of X in LaTeX (for st.latex): ``f(x) = g(x)``, or with a shift
+        ``f(x) = g(x − Δ)`` — the family's density written in the variable ``(x-\\Delta)``."""
         if self.shift:
-            body = body.replace("x", "(x-\\Delta)")
-            return f"f(x) = {body},\\quad \\Delta = {_fmt(self.shift)}"
-        return f"f(x) = {body}"
+            return "f(x) = " + self._latex(_SHIFTED_VAR) + ",\\quad \\Delta = " + _fmt(self.shift)
+        return "f(x) = " + self._latex("x")
 
     @abstractmethod
-    def _latex(self) -> str: ...
+    def _latex(self, v: str) -> str:
+        """The density of the unshifted family in the variable ``v`` (with its parameters)."""
 
     def spec_items(self) -> list[tuple[str, float | str]]:
         items: list[tuple[str, float | str]] = list(self.parameters().items())
@@ -173,7 +269,8 @@ class Exponential(Delay):
     rate: float
     name: ClassVar[str] = "exp"
     PARAMS: ClassVar[tuple[Domain, ...]] = (
-        Domain("rate", 0.0, 1e9, low_open=True, symbol="λ", doc="rate of the exponential part"),
+        # 1/λ is a time scale: λ in [1/TIME_SCALE_MAX, 1/TIME_SCALE_MIN] = [1e-6, 1e9]
+        Domain("rate", 1e-6, 1e9, symbol="λ", doc="rate of the exponential part"),
     )
 
     def _scipy(self) -> Any:
@@ -182,11 +279,20 @@ class Exponential(Delay):
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return rng.exponential(1.0 / self.rate, size)
 
-    def ppf(self, q: Any) -> np.ndarray:
-        return -np.log1p(-np.asarray(q, dtype=float)) / self.rate + self.shift
+    def _ppf(self, q: np.ndarray) -> np.ndarray:
+        return -np.log1p(-q) / self.rate + self.shift
 
-    def isf(self, q: Any) -> np.ndarray:
-        return -np.log(q) / self.rate + self.shift
+    def _isf(self, q: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore"):
+            return -np.log(q) / self.rate + self.shift
+
+    @property
+    def mean(self) -> float:
+        return 1.0 / self.rate + self.shift
+
+    @property
+    def var(self) -> float:
+        return 1.0 / self.rate**2
 
     def _nlu(self) -> bool:
         return True
@@ -194,8 +300,8 @@ class Exponential(Delay):
     def _label(self) -> str:
         return f"Exp(λ={_fmt(self.rate)})"
 
-    def _latex(self) -> str:
-        return f"\\lambda e^{{-\\lambda x}},\\ x \\ge 0,\\quad \\lambda = {_fmt(self.rate)}"
+    def _latex(self, v: str) -> str:
+        return f"\\lambda e^{{-\\lambda {v}}},\\ {v} \\ge 0,\\quad \\lambda = {_fmt(self.rate)}"
 
     def __str__(self) -> str:
         if self.shift:
@@ -211,8 +317,9 @@ class Pareto(Delay):
     alpha: float
     name: ClassVar[str] = "pareto"
     PARAMS: ClassVar[tuple[Domain, ...]] = (
-        Domain("xm", 0.0, 1e6, low_open=True, symbol="x_m", doc="scale (minimum) of the Pareto"),
-        Domain("alpha", 0.0, 1e3, low_open=True, symbol="α", doc="tail index; smaller is heavier"),
+        Domain("xm", _T_MIN, _T_MAX, symbol="x_m", doc="scale (minimum) of the Pareto"),
+        # α ≥ 1/4: samples x_m·U^{-1/α} and sums of their squares stay finite (limits.py)
+        Domain("alpha", limits.PARETO_ALPHA_MIN, 1e3, symbol="α", doc="tail index; smaller is heavier"),
     )
 
     def _scipy(self) -> Any:
@@ -222,11 +329,13 @@ class Pareto(Delay):
         # numpy's pareto is Lomax (Pareto II); 1 + Lomax is Pareto I with x_m = 1.
         return self.xm * (1.0 + rng.pareto(self.alpha, size))
 
-    def ppf(self, q: Any) -> np.ndarray:
-        return self.xm * (1.0 - np.asarray(q, dtype=float)) ** (-1.0 / self.alpha) + self.shift
+    def _ppf(self, q: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", over="ignore"):
+            return self.xm * (1.0 - q) ** (-1.0 / self.alpha) + self.shift
 
-    def isf(self, q: Any) -> np.ndarray:
-        return self.xm * np.asarray(q, dtype=float) ** (-1.0 / self.alpha) + self.shift
+    def _isf(self, q: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", over="ignore"):
+            return self.xm * q ** (-1.0 / self.alpha) + self.shift
 
     @property
     def mean(self) -> float:
@@ -241,14 +350,18 @@ class Pareto(Delay):
             return math.inf
         return a * self.xm**2 / ((a - 1) ** 2 * (a - 2))
 
+    @property
+    def tail_index(self) -> float:
+        return self.alpha
+
     def _nlu(self) -> bool:
         return False
 
     def _label(self) -> str:
         return f"Pareto(x_m={_fmt(self.xm)}, α={_fmt(self.alpha)})"
 
-    def _latex(self) -> str:
-        return (f"\\frac{{\\alpha x_m^\\alpha}}{{x^{{\\alpha+1}}}},\\ x \\ge x_m,"
+    def _latex(self, v: str) -> str:
+        return (f"\\frac{{\\alpha x_m^\\alpha}}{{{v}^{{\\alpha+1}}}},\\ {v} \\ge x_m,"
                 f"\\quad x_m = {_fmt(self.xm)},\\ \\alpha = {_fmt(self.alpha)}")
 
 
@@ -260,8 +373,10 @@ class LogNormal(Delay):
     sigma: float
     name: ClassVar[str] = "lognormal"
     PARAMS: ClassVar[tuple[Domain, ...]] = (
-        Domain("mu", -50.0, 50.0, symbol="μ", doc="mean of log X"),
-        Domain("sigma", 0.0, 10.0, low_open=True, symbol="σ", doc="standard deviation of log X"),
+        # e^μ (the median) is a time scale; σ ≤ 10 keeps mean and variance finite (limits.py)
+        Domain("mu", limits.LOGNORMAL_MU_MIN, limits.LOGNORMAL_MU_MAX, symbol="μ", doc="mean of log X"),
+        Domain("sigma", 0.0, limits.LOGNORMAL_SIGMA_MAX, low_open=True, symbol="σ",
+               doc="standard deviation of log X"),
     )
 
     def _scipy(self) -> Any:
@@ -270,14 +385,40 @@ class LogNormal(Delay):
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return rng.lognormal(self.mu, self.sigma, size)
 
+    # closed forms with Φ = ndtr (faster than scipy's generic path, precise in both tails)
+    def _zscore(self, x: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (np.log(np.maximum(x - self.shift, 0.0)) - self.mu) / self.sigma
+
+    def _cdf(self, x: np.ndarray) -> np.ndarray:
+        return special.ndtr(self._zscore(x))
+
+    def _sf(self, x: np.ndarray) -> np.ndarray:
+        return special.ndtr(-self._zscore(x))
+
+    def _pdf(self, x: np.ndarray) -> np.ndarray:
+        y = x - self.shift
+        z = self._zscore(x)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore"):
+            d = np.exp(-0.5 * z * z) / (y * self.sigma * math.sqrt(2 * math.pi))
+        return np.where((y <= 0) | ~np.isfinite(d), 0.0, d)
+
+    @property
+    def mean(self) -> float:
+        return math.exp(self.mu + self.sigma**2 / 2) + self.shift
+
+    @property
+    def var(self) -> float:
+        return math.expm1(self.sigma**2) * math.exp(2 * self.mu + self.sigma**2)
+
     def _nlu(self) -> bool:
         return False
 
     def _label(self) -> str:
         return f"LogNormal(μ={_fmt(self.mu)}, σ={_fmt(self.sigma)})"
 
-    def _latex(self) -> str:
-        return (f"\\frac{{1}}{{x\\sigma\\sqrt{{2\\pi}}}} e^{{-(\\ln x-\\mu)^2/(2\\sigma^2)}},"
+    def _latex(self, v: str) -> str:
+        return (f"\\frac{{1}}{{{v}\\,\\sigma\\sqrt{{2\\pi}}}} e^{{-(\\ln {v}-\\mu)^2/(2\\sigma^2)}},"
                 f"\\quad \\mu = {_fmt(self.mu)},\\ \\sigma = {_fmt(self.sigma)}")
 
 
@@ -292,8 +433,8 @@ class TruncatedNormal(Delay):
     std_: float
     name: ClassVar[str] = "normal"
     PARAMS: ClassVar[tuple[Domain, ...]] = (
-        Domain("mean", -1e6, 1e6, symbol="μ", doc="mean of the untruncated normal"),
-        Domain("std", 0.0, 1e6, low_open=True, symbol="σ", doc="std of the untruncated normal"),
+        Domain("mean", -_T_MAX, _T_MAX, symbol="μ", doc="mean of the untruncated normal"),
+        Domain("std", _T_MIN, _T_MAX, symbol="σ", doc="std of the untruncated normal"),
     )
     FIELDS: ClassVar[dict[str, str]] = {"mean": "mean_", "std": "std_"}
 
@@ -313,36 +454,35 @@ class TruncatedNormal(Delay):
     def _p0(self) -> float:
         return float(special.ndtr(self.mean_ / self.std_))
 
-    def sf(self, x: Any) -> np.ndarray:
-        y = np.asarray(x, dtype=float) - self.shift
+    def _sf(self, x: np.ndarray) -> np.ndarray:
+        y = x - self.shift
         return np.where(y <= 0, 1.0, special.ndtr((self.mean_ - y) / self.std_) / self._p0)
 
-    def cdf(self, x: Any) -> np.ndarray:
+    def _cdf(self, x: np.ndarray) -> np.ndarray:
         if self.mean_ < 0:  # the difference form below would cancel: both terms are near 1
-            return 1.0 - self.sf(x)
-        y = np.asarray(x, dtype=float) - self.shift
+            return 1.0 - self._sf(x)
+        y = x - self.shift
         num = special.ndtr(y / self.std_ - self.mean_ / self.std_) - special.ndtr(-self.mean_ / self.std_)
         return np.where(y <= 0, 0.0, num / self._p0)
 
-    def pdf(self, x: Any) -> np.ndarray:
-        y = np.asarray(x, dtype=float) - self.shift
-        dens = np.exp(-0.5 * ((y - self.mean_) / self.std_) ** 2) / (self.std_ * math.sqrt(2 * math.pi))
+    def _pdf(self, x: np.ndarray) -> np.ndarray:
+        y = x - self.shift
+        with np.errstate(over="ignore", under="ignore"):
+            dens = np.exp(-0.5 * ((y - self.mean_) / self.std_) ** 2) / (self.std_ * math.sqrt(2 * math.pi))
         return np.where(y < 0, 0.0, dens / self._p0)
 
-    def isf(self, q: Any) -> np.ndarray:
-        q = np.asarray(q, dtype=float)
+    def _isf(self, q: np.ndarray) -> np.ndarray:
         return np.maximum(self.mean_ - self.std_ * special.ndtri(q * self._p0), 0.0) + self.shift
 
-    def ppf(self, q: Any) -> np.ndarray:
-        q = np.asarray(q, dtype=float)
+    def _ppf(self, q: np.ndarray) -> np.ndarray:
         if self.mean_ < 0:
-            return self.isf(1.0 - q)
+            return self._isf(1.0 - q)
         lo = special.ndtr(-self.mean_ / self.std_)  # P(N ≤ 0) before conditioning
         return np.maximum(self.mean_ + self.std_ * special.ndtri(lo + q * self._p0), 0.0) + self.shift
 
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         # inverse survival function of a uniform in (0, 1]: exact, and never +inf
-        return self.isf(1.0 - rng.random(size)) - self.shift
+        return self._isf(1.0 - rng.random(size)) - self.shift
 
     def _nlu(self) -> bool:
         return True
@@ -350,8 +490,8 @@ class TruncatedNormal(Delay):
     def _label(self) -> str:
         return f"N⁺(μ={_fmt(self.mean_)}, σ={_fmt(self.std_)})"
 
-    def _latex(self) -> str:
-        return (f"\\frac{{\\varphi((x-\\mu)/\\sigma)}}{{\\sigma\\,\\Phi(\\mu/\\sigma)}},\\ x \\ge 0,"
+    def _latex(self, v: str) -> str:
+        return (f"\\frac{{\\varphi(({v}-\\mu)/\\sigma)}}{{\\sigma\\,\\Phi(\\mu/\\sigma)}},\\ {v} \\ge 0,"
                 f"\\quad \\mu = {_fmt(self.mean_)},\\ \\sigma = {_fmt(self.std_)}")
 
 
@@ -363,8 +503,9 @@ class Weibull(Delay):
     scale: float
     name: ClassVar[str] = "weibull"
     PARAMS: ClassVar[tuple[Domain, ...]] = (
-        Domain("shape", 0.0, 1e3, low_open=True, symbol="k", doc="shape; k < 1 is heavy-ish tailed"),
-        Domain("scale", 0.0, 1e6, low_open=True, symbol="s", doc="scale"),
+        # k ≥ 0.02: Γ(1 + 2/k) (the variance) stays a finite float (limits.py)
+        Domain("shape", limits.WEIBULL_SHAPE_MIN, 1e3, symbol="k", doc="shape; k < 1 is heavy-ish tailed"),
+        Domain("scale", _T_MIN, _T_MAX, symbol="s", doc="scale"),
     )
 
     def _scipy(self) -> Any:
@@ -373,8 +514,39 @@ class Weibull(Delay):
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return self.scale * rng.weibull(self.shape, size)
 
-    def isf(self, q: Any) -> np.ndarray:
-        return self.scale * (-np.log(q)) ** (1.0 / self.shape) + self.shift
+    # closed forms (several times faster than scipy's generic path; the analytic lattices call
+    # them millions of times): with z = (y/s)^k, P(Y > y) = e^{-z}, P(Y ≤ y) = −expm1(−z)
+    def _z(self, x: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore", under="ignore"):
+            return (np.maximum(x - self.shift, 0.0) / self.scale) ** self.shape
+
+    def _sf(self, x: np.ndarray) -> np.ndarray:
+        with np.errstate(under="ignore"):
+            return np.exp(-self._z(x))
+
+    def _cdf(self, x: np.ndarray) -> np.ndarray:
+        return -np.expm1(-self._z(x))
+
+    def _pdf(self, x: np.ndarray) -> np.ndarray:
+        y = x - self.shift
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            u = np.maximum(y, 0.0) / self.scale
+            d = self.shape / self.scale * u ** (self.shape - 1.0) * np.exp(-(u ** self.shape))
+        return np.where(y < 0, 0.0, np.where(np.isnan(d), 0.0, d))
+
+    def _isf(self, q: np.ndarray) -> np.ndarray:
+        with np.errstate(divide="ignore", over="ignore"):
+            return self.scale * (-np.log(q)) ** (1.0 / self.shape) + self.shift
+
+    @property
+    def mean(self) -> float:
+        return self.scale * math.gamma(1.0 + 1.0 / self.shape) + self.shift
+
+    @property
+    def var(self) -> float:
+        k = self.shape
+        g1, g2 = math.gamma(1.0 + 1.0 / k), math.gamma(1.0 + 2.0 / k)
+        return self.scale**2 * max(g2 - g1 * g1, 0.0)
 
     def _nlu(self) -> bool:
         return self.shape >= 1
@@ -382,8 +554,8 @@ class Weibull(Delay):
     def _label(self) -> str:
         return f"Weibull(k={_fmt(self.shape)}, s={_fmt(self.scale)})"
 
-    def _latex(self) -> str:
-        return (f"\\frac{{k}}{{s}}\\left(\\frac{{x}}{{s}}\\right)^{{k-1}} e^{{-(x/s)^k}},"
+    def _latex(self, v: str) -> str:
+        return (f"\\frac{{k}}{{s}}\\left(\\frac{{{v}}}{{s}}\\right)^{{k-1}} e^{{-({v}/s)^k}},\\ {v} \\ge 0,"
                 f"\\quad k = {_fmt(self.shape)},\\ s = {_fmt(self.scale)}")
 
 
@@ -395,13 +567,17 @@ class Uniform(Delay):
     high: float
     name: ClassVar[str] = "uniform"
     PARAMS: ClassVar[tuple[Domain, ...]] = (
-        Domain("low", 0.0, 1e6, symbol="a", doc="lower end"),
-        Domain("high", 0.0, 1e6, low_open=True, symbol="b", doc="upper end"),
+        Domain("low", 0.0, _T_MAX, symbol="a", doc="lower end"),
+        Domain("high", _T_MIN, _T_MAX, symbol="b", doc="upper end"),
     )
 
     def _check_joint(self) -> None:
         if not self.low < self.high:
             raise ParameterError("high", f"must be greater than low={_fmt(self.low)} (got {_fmt(self.high)})")
+        # the width b − a is the time scale of the law
+        if self.high - self.low < _T_MIN * max(1.0, self.high):
+            raise ParameterError("high", f"the width high − low must be at least {_fmt(_T_MIN)}·max(1, high) "
+                                         f"(got {self.high - self.low:.3g})")
 
     def _scipy(self) -> Any:
         return stats.uniform(loc=self.low, scale=self.high - self.low)
@@ -409,8 +585,20 @@ class Uniform(Delay):
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return rng.uniform(self.low, self.high, size)
 
-    def isf(self, q: Any) -> np.ndarray:
-        return self.high - (self.high - self.low) * np.asarray(q, dtype=float) + self.shift
+    def _isf(self, q: np.ndarray) -> np.ndarray:
+        w = self.high - self.low  # clipped: a − b + b rounds outside [a, b] when a ≪ b
+        return np.clip(self.high - w * q, self.low, self.high) + self.shift
+
+    def _ppf(self, q: np.ndarray) -> np.ndarray:
+        return np.clip(self.low + (self.high - self.low) * q, self.low, self.high) + self.shift
+
+    @property
+    def mean(self) -> float:
+        return (self.low + self.high) / 2 + self.shift
+
+    @property
+    def var(self) -> float:
+        return (self.high - self.low) ** 2 / 12.0
 
     def _nlu(self) -> bool:
         return True
@@ -418,8 +606,8 @@ class Uniform(Delay):
     def _label(self) -> str:
         return f"U({_fmt(self.low)}, {_fmt(self.high)})"
 
-    def _latex(self) -> str:
-        return (f"\\frac{{1}}{{b-a}},\\ a \\le x \\le b,"
+    def _latex(self, v: str) -> str:
+        return (f"\\frac{{1}}{{b-a}},\\ a \\le {v} \\le b,"
                 f"\\quad a = {_fmt(self.low)},\\ b = {_fmt(self.high)}")
 
 
@@ -464,7 +652,8 @@ class Empirical(Delay):
     """A measured trace, resampled: X takes each observed value with probability 1/n.
 
     Spec ``empirical(file=path)`` reads a text/CSV column of positive times (API and CLI only;
-    the dashboard builds one from an upload with :meth:`from_values`).
+    the dashboard builds one from an upload with :meth:`from_values`).  Every time must lie in
+    (0, limits.MAX_TRACE_TIME]; a trace holds 2 to limits.EMPIRICAL_MAX_VALUES of them.
     """
 
     values: np.ndarray = field(repr=False)
@@ -474,42 +663,87 @@ class Empirical(Delay):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        v = np.array(self.values, dtype=float).ravel()
+        if not isinstance(self.file, str):
+            raise ParameterError("file", f"must be a file name (got {type(self.file).__name__})")
+        raw = self.values
+        size = getattr(raw, "size", None)
+        if isinstance(size, (int, np.integer)) and size > EMPIRICAL_MAX_VALUES:
+            raise ParameterError("file", f"a trace may hold at most {EMPIRICAL_MAX_VALUES} values (got {size})")
+        try:
+            v = np.array(raw, dtype=float).ravel()
+        except (TypeError, ValueError, OverflowError):
+            raise ParameterError("file", f"a trace must be numbers (got {type(raw).__name__})") from None
         if v.size < 2:
             raise ParameterError("file", f"a trace needs at least 2 values (got {v.size})")
         if v.size > EMPIRICAL_MAX_VALUES:
             raise ParameterError("file", f"a trace may hold at most {EMPIRICAL_MAX_VALUES} values (got {v.size})")
-        if not np.all(np.isfinite(v)) or np.any(v <= 0):
-            raise ParameterError("file", "every time in a trace must be a finite number > 0")
+        bad = np.flatnonzero(~((v > 0) & (v <= limits.MAX_TRACE_TIME)))
+        if bad.size:
+            i = int(bad[0])
+            raise ParameterError("file", f"value #{i + 1} ({v[i]!r}): every time in a trace must be "
+                                         f"{TRACE_TIME.describe()}")
         v.setflags(write=False)
         object.__setattr__(self, "values", v)
 
     @classmethod
     def from_values(cls, values: Any, name: str = "<data>", shift: float = 0.0) -> "Empirical":
-        return cls(values=np.asarray(values, dtype=float), file=name, shift=shift)
+        return cls(values=values, file=name, shift=shift)
 
     @classmethod
     def from_text(cls, text: str, name: str = "<data>", shift: float = 0.0) -> "Empirical":
+        if not isinstance(text, str):
+            raise ParameterError("file", f"expected text (got {type(text).__name__})")
         return cls.from_values(_parse_trace(text), name=name, shift=shift)
 
     @classmethod
     def from_file(cls, path: str, shift: float = 0.0) -> "Empirical":
+        """Read a trace from a *regular* file of at most limits.EMPIRICAL_MAX_BYTES.
+
+        Devices (/dev/zero), FIFOs and directories are refused without reading; a FIFO is never
+        opened for blocking reads (the open is non-blocking and checked again on the open file),
+        and at most the byte cap + 1 bytes are read.
+        """
+        if not isinstance(path, (str, os.PathLike)):
+            raise ParameterError("file", f"expected a path (got {type(path).__name__})")
+        path = os.fspath(path)
+        shown = path if len(path) <= 200 else path[:200] + "…"
+        if "\x00" in path:
+            raise ParameterError("file", f"cannot read {shown!r}: not a valid path")
         try:
-            size = os.path.getsize(path)
-        except OSError as exc:
-            raise ParameterError("file", f"cannot read {path!r}: {exc.strerror or exc}") from None
-        if size > EMPIRICAL_MAX_BYTES:
-            raise ParameterError("file", f"{path!r} is larger than {EMPIRICAL_MAX_BYTES // 2**20} MiB")
+            st = os.stat(path)
+        except (OSError, ValueError) as exc:
+            raise ParameterError("file", f"cannot read {shown!r}: {getattr(exc, 'strerror', None) or exc}") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise ParameterError("file", f"cannot read {shown!r}: not a regular file")
+        if st.st_size > EMPIRICAL_MAX_BYTES:
+            raise ParameterError("file", f"{shown!r} is larger than {EMPIRICAL_MAX_BYTES // 2**20} MiB")
         try:
-            with open(path, encoding="utf-8", errors="replace") as fh:
-                text = fh.read()
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
         except OSError as exc:
-            raise ParameterError("file", f"cannot read {path!r}: {exc.strerror or exc}") from None
-        return cls.from_text(text, name=path, shift=shift)
+            raise ParameterError("file", f"cannot read {shown!r}: {exc.strerror or exc}") from None
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since the stat above
+                raise ParameterError("file", f"cannot read {shown!r}: not a regular file")
+            with os.fdopen(fd, "rb", closefd=False) as fh:
+                data = fh.read(EMPIRICAL_MAX_BYTES + 1)
+        except OSError as exc:
+            raise ParameterError("file", f"cannot read {shown!r}: {exc.strerror or exc}") from None
+        finally:
+            os.close(fd)
+        if len(data) > EMPIRICAL_MAX_BYTES:
+            raise ParameterError("file", f"{shown!r} is larger than {EMPIRICAL_MAX_BYTES // 2**20} MiB")
+        return cls.from_text(data.decode("utf-8", errors="replace"), name=path, shift=shift)
 
     @cached_property
     def _digest(self) -> str:
         return hashlib.sha1(self.values.tobytes()).hexdigest()
+
+    @property
+    def key(self) -> str:
+        """``empirical(sha1=…, n=…[, shift=Δ])``: a digest of the values plus the shift (the file
+        name is not part of the law)."""
+        tail = f", shift={_fmt(self.shift)}" if self.shift else ""
+        return f"empirical(sha1={self._digest}, n={self.values.size}{tail})"
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, Empirical) and self.shift == other.shift
@@ -527,6 +761,14 @@ class Empirical(Delay):
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return self.values[rng.integers(0, self.values.size, size)]
 
+    @property
+    def mean(self) -> float:
+        return float(self.values.mean()) + self.shift
+
+    @property
+    def var(self) -> float:
+        return float(self.values.var())
+
     def parameters(self) -> dict[str, float]:
         return {}
 
@@ -537,25 +779,42 @@ class Empirical(Delay):
         return items
 
     def _nlu(self) -> bool:
-        # Check sf(s + t) ≤ sf(s)·sf(t) on the observed values (sf is a step function, so the
-        # worst cases sit at its jumps); for long traces on 2 000 quantiles.
-        x = self._dist.x
-        pts = np.unique(x) if np.unique(x).size <= 2000 else np.quantile(x, np.linspace(0, 1, 2000))
+        # sf(s + t) ≤ sf(s)·sf(t), i.e. n·#{X > s+t} ≤ #{X > s}·#{X > t} in exact integer
+        # counts.  sf is a step function, so the worst cases sit at its jumps: every pair of
+        # distinct observed values (and 0) when there are at most 2 000 of them, else 2 000
+        # observed order statistics evenly spread in rank.  Rows are checked in blocks and the
+        # check stops at the first violation.  The law checked is that of X = Δ + Y: a shift
+        # can make a trace NLU (sf(s+t) falls to 0 sooner), so the shifted values are used.
+        x = self._dist.x + self.shift  # sorted
+        n = x.size
+        distinct = np.empty(n, dtype=bool)
+        distinct[0] = True
+        np.not_equal(x[1:], x[:-1], out=distinct[1:])
+        if int(distinct.sum()) <= 2000:
+            pts = x[distinct]
+        else:
+            pts = x[np.unique(np.round(np.linspace(0, n - 1, 2000)).astype(np.int64))]
         pts = np.concatenate([[0.0], pts])
-        sf = self._dist.sf
-        lhs = sf(pts[:, None] + pts[None, :])
-        rhs = sf(pts)[:, None] * sf(pts)[None, :]
-        return bool(np.all(lhs <= rhs + 1e-12))
+        above = (n - np.searchsorted(x, pts, side="right")).astype(np.int64)  # #{X > p}
+        rows = max(1, 2**20 // pts.size)
+        for i0 in range(0, pts.size, rows):
+            q = pts[i0:i0 + rows, None] + pts[None, :]
+            lhs = (n - np.searchsorted(x, q.ravel(), side="right")).reshape(q.shape).astype(np.int64) * n
+            if np.any(lhs > above[i0:i0 + rows, None] * above[None, :]):
+                return False
+        return True
 
     def _label(self) -> str:
         return f"trace {os.path.basename(self.file)} (n={self.values.size})"
 
-    def _latex(self) -> str:
-        return f"\\tfrac{{1}}{{n}}\\textstyle\\sum_i \\delta(x - x_i),\\quad n = {self.values.size}"
+    def _latex(self, v: str) -> str:
+        return f"\\tfrac{{1}}{{n}}\\textstyle\\sum_i \\delta({v} - x_i),\\quad n = {self.values.size}"
 
 
 def _parse_trace(text: str) -> np.ndarray:
-    """First column of a text/CSV file: numbers, one per line; a header line and # comments allowed."""
+    """First column of a text/CSV file: numbers, one per line; a header line and # comments allowed.
+
+    A value that is not a time in (0, limits.MAX_TRACE_TIME] is refused with its line number."""
     out: list[float] = []
     for lineno, raw in enumerate(text.splitlines(), 1):
         line = raw.split("#", 1)[0].strip()
@@ -563,10 +822,16 @@ def _parse_trace(text: str) -> np.ndarray:
             continue
         first = re.split(r"[,;\s]+", line)[0]
         try:
-            out.append(float(first))
+            value = float(first)
         except ValueError:
             if out:  # only the first data line may be a header
                 raise ParameterError("file", f"line {lineno}: {first[:40]!r} is not a number") from None
+            continue
+        if not (0 < value <= limits.MAX_TRACE_TIME):
+            raise ParameterError("file", f"line {lineno}: {first[:40]!r} is not a time in "
+                                         f"(0, {_fmt(limits.MAX_TRACE_TIME)}] (every time in a trace must be "
+                                         "a finite number > 0)")
+        out.append(value)
         if len(out) > EMPIRICAL_MAX_VALUES:
             raise ParameterError("file", f"a trace may hold at most {EMPIRICAL_MAX_VALUES} values")
     return np.asarray(out, dtype=float)
@@ -611,8 +876,8 @@ def parse_delay(spec: str) -> Delay:
         return spec
     if not isinstance(spec, str) or not spec.strip():
         raise ParameterError("delay", f"expected a spec such as 'exp(rate=1)' (got {spec!r})")
-    if len(spec) > 4096:
-        raise ParameterError("delay", "spec is longer than 4096 characters")
+    if len(spec) > limits.SPEC_MAX_CHARS:
+        raise ParameterError("delay", f"spec is longer than {limits.SPEC_MAX_CHARS} characters")
     m = _SPEC_RE.match(spec)
     if not m or spec.count("(") != spec.count(")"):
         raise ParameterError("delay", f"malformed spec {spec.strip()[:80]!r}: expected name(key=value, ...)")

@@ -42,6 +42,8 @@ class Scheme:
     #: needs K ≤ m (k-of-m schemes); the batch schemes allow K > m
     k_le_m: ClassVar[bool] = False
     process: ClassVar[str] = ""
+    #: the Monte Carlo statistic is a long-run mean over a renewal process (not i.i.d. iterations)
+    renewal: ClassVar[bool] = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "m", M.check(self.m, "m"))
@@ -50,6 +52,19 @@ class Scheme:
     def grads_per_update(self) -> int:
         """How many gradients one update averages (m for sync, 1 for async, K otherwise)."""
         return self.m
+
+    @property
+    def tail_jobs(self) -> int:
+        """How many independent jobs must all be long for one iteration to be long.
+
+        With a power-law delay tail P(X > x) ~ x^{-α} (``Delay.tail_index``), the p-th moment
+        of the simulated statistic is finite iff ``tail_jobs · α > p``: sync waits for one
+        slow job (1); k-sync needs m − K + 1 of the m first jobs slow; k-batch-sync needs all
+        m workers stuck on long jobs (m); one long round of local SGD needs one long step (1);
+        the renewal schemes' long-run mean needs E[X] < ∞ and its batch-means interval
+        Var[X] < ∞ (1).
+        """
+        return 1
 
     def as_dict(self) -> dict[str, object]:
         """``{"scheme", "m", "K", "H"}`` with None for parameters the scheme does not have."""
@@ -97,6 +112,10 @@ class KSync(_WithK):
     process: ClassVar[str] = ("All m workers start on w_j; the update uses the first K to finish; "
                               "the other m − K computations are cancelled.")
 
+    @property
+    def tail_jobs(self) -> int:
+        return self.m - self.K + 1  # X_{K:m} is long only if m − K + 1 first jobs are
+
 
 @dataclass(frozen=True)
 class KBatchSync(_WithK):
@@ -105,12 +124,17 @@ class KBatchSync(_WithK):
     process: ClassVar[str] = ("All m workers start on w_j; a worker that finishes starts another "
                               "mini-batch on w_j; the update uses the first K gradients overall.")
 
+    @property
+    def tail_jobs(self) -> int:
+        return self.m  # fewer than K completions by t needs every worker stuck on a long job
+
 
 @dataclass(frozen=True)
 class Async(Scheme):
     name: ClassVar[str] = "async"
     title: ClassVar[str] = "Asynchronous SGD"
     fresh: ClassVar[bool] = False
+    renewal: ClassVar[bool] = True
     process: ClassVar[str] = ("Every push is an update; the pushing worker reads the new "
                               "parameters and starts again; the others keep computing.")
 
@@ -124,6 +148,7 @@ class KAsync(_WithK):
     name: ClassVar[str] = "k-async"
     title: ClassVar[str] = "K-async SGD"
     fresh: ClassVar[bool] = False
+    renewal: ClassVar[bool] = True
     k_le_m: ClassVar[bool] = True
     process: ClassVar[str] = ("A worker that finishes pushes and waits; after K pushes the server "
                               "updates and those K restart on the new parameters; the others are "
@@ -135,6 +160,7 @@ class KBatchAsync(_WithK):
     name: ClassVar[str] = "k-batch-async"
     title: ClassVar[str] = "K-batch-async SGD"
     fresh: ClassVar[bool] = False
+    renewal: ClassVar[bool] = True
     process: ClassVar[str] = ("No worker ever waits: on finishing it pushes, reads the current "
                               "parameters and starts again; the server updates after every K pushes.")
 
@@ -194,7 +220,8 @@ def make_scheme(name: str, m: int, K: int | None = None, H: int | None = None,
             raise ParameterError("H", f"{cls.name} needs H ({H_DOMAIN.describe()})")
     elif H is not None:
         raise ParameterError("H", f"not a parameter of {cls.name}")
-    if "comm_delay" not in takes and comm_delay not in (0, 0.0, None):
+    if "comm_delay" not in takes and not (comm_delay is None or (isinstance(comm_delay, (int, float))
+                                                                  and comm_delay == 0)):
         raise ParameterError("comm_delay", f"not a parameter of {cls.name} (only local-sgd has a "
                              "communication round; for the others put it in the delay's shift Δ)")
     kwargs: dict[str, object] = {"m": m}

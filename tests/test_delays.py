@@ -35,8 +35,8 @@ def test_exp_with_shift_prints_as_shifted_exp():
     ("pareto(xm=1, alpha=2.5", "delay", "malformed"),
     ("gamma(k=1)", "delay", "unknown distribution 'gamma'"),
     ("", "delay", "expected a spec"),
-    ("exp(rate=-1)", "rate", "(0, 1e9]"),
-    ("exp(rate=0)", "rate", "(0, 1e9]"),
+    ("exp(rate=-1)", "rate", "[1e-6, 1e9]"),
+    ("exp(rate=0)", "rate", "[1e-6, 1e9]"),
     ("exp(rate=nan)", "rate", "a number"),
     ("exp(rate=inf)", "rate", "a number"),
     ("exp(rate=abc)", "rate", "'abc'"),
@@ -45,14 +45,22 @@ def test_exp_with_shift_prints_as_shifted_exp():
     ("exp(rate=1, rate=2)", "rate", "given twice"),
     ("exp(rate=1, alpha=2)", "alpha", "not a parameter of exp"),
     ("exp(rate=1, shift=-0.5)", "shift", "[0, 1e6]"),
+    ("exp(rate=1e-300)", "rate", "[1e-6, 1e9]"),
+    ("exp(rate=5e-324)", "rate", "[1e-6, 1e9]"),
     ("shifted-exp(rate=1)", "shift", "missing"),
     ("pareto(xm=1)", "alpha", "missing"),
-    ("pareto(xm=0, alpha=2)", "xm", "(0,"),
-    ("pareto(xm=1, alpha=-2)", "alpha", "(0,"),
+    ("pareto(xm=0, alpha=2)", "xm", "[1e-9,"),
+    ("pareto(xm=1, alpha=-2)", "alpha", "[0.25,"),
+    ("pareto(xm=1, alpha=0.1)", "alpha", "[0.25,"),
     ("lognormal(mu=0, sigma=0)", "sigma", "(0,"),
-    ("normal(mean=1, std=-1)", "std", "(0,"),
+    ("normal(mean=1, std=-1)", "std", "[1e-9,"),
     ("normal(mean=-100, std=1)", "mean", "mean/std"),
-    ("weibull(shape=0, scale=1)", "shape", "(0,"),
+    ("weibull(shape=0, scale=1)", "shape", "[0.02,"),
+    ("weibull(shape=1e-300, scale=1)", "shape", "[0.02,"),
+    ("weibull(shape=0.01, scale=1)", "shape", "[0.02,"),
+    ("weibull(shape=1, scale=1e7)", "scale", "[1e-9, 1e6]"),
+    ("lognormal(mu=300, sigma=1)", "mu", "[-20, 14]"),
+    ("uniform(low=0, high=5e-324)", "high", "[1e-9,"),
     ("uniform(low=2, high=1)", "high", "greater than low"),
     ("uniform(low=-1, high=1)", "low", "[0,"),
     ("exp(rate 1)", "delay", "key=value"),
@@ -176,7 +184,43 @@ def test_empirical_from_values_and_shift():
         Empirical.from_values([1.0, float("nan")])
 
 
-def test_labels_and_latex_exist():
-    for spec in DELAYS.values():
-        d = parse_delay(spec)
-        assert d.label and d.latex.startswith("f(x)")
+LATEX_SPECS = [
+    "exp(rate=2)", "pareto(xm=1, alpha=2.5)", "lognormal(mu=0, sigma=0.75)", "normal(mean=1, std=0.5)",
+    "weibull(shape=0.7, scale=1)", "uniform(low=0.5, high=1.5)", f"empirical(file={DATA / 'trace.csv'})",
+]
+#: the parameter symbols each family's density must show intact (they contain the letter x
+#: where a naive str.replace("x", …) would break them)
+LATEX_SYMBOLS = {
+    "exp": ["\\lambda"], "pareto": ["x_m", "\\alpha"], "lognormal": ["\\mu", "\\sigma", "\\ln"],
+    "normal": ["\\mu", "\\sigma", "\\varphi", "\\Phi"], "weibull": ["k", "s"], "uniform": ["a", "b"],
+    "empirical": ["\\textstyle", "\\sum_i", "\\delta", "x_i"],
+}
+SHIFTED_VAR = "(x-\\Delta)"
+
+
+def _variables(body):
+    """Occurrences of the variable x as a token of its own (not in x_m, x_i, \\max, \\textstyle)."""
+    import re
+    return len(re.findall(r"(?<![A-Za-z\\_])x(?![A-Za-z_])", body))
+
+
+@pytest.mark.parametrize("spec", LATEX_SPECS)
+def test_latex_of_a_shift_is_the_density_in_x_minus_delta(spec):
+    """f(x) = g(x − Δ): the shifted density is the unshifted one with its *variable* replaced.
+    The old code did str.replace("x", "(x-\\Delta)") on the whole string: a shifted Pareto
+    showed (x-\\Delta)_m for x_m, a shifted trace \\te(x-\\Delta)tstyle."""
+    import re
+    plain = parse_delay(spec)
+    shifted = parse_delay(spec[:-1] + ", shift=0.25)")
+    assert plain.label and plain.latex.startswith("f(x) = ") and shifted.latex.startswith("f(x) = ")
+    body = plain.latex[len("f(x) = "):]
+    sbody, _, tail = shifted.latex[len("f(x) = "):].rpartition(",\\quad \\Delta = ")
+    assert tail == "0.25"
+    for sym in LATEX_SYMBOLS[plain.name]:
+        assert sym in body and sym in sbody, (sym, sbody)
+    # the variable appears, and every occurrence of it (and only those) is substituted
+    n = _variables(body)
+    assert n >= 1 and sbody.count(SHIFTED_VAR) == n, (body, sbody)
+    assert not re.search(r"[A-Za-z\\]\(x-\\Delta\)|\(x-\\Delta\)[A-Za-z_]", sbody), sbody
+    assert sbody.replace(SHIFTED_VAR, "x") == body
+    assert _variables(sbody.replace(SHIFTED_VAR, "")) == 0  # no x left unsubstituted

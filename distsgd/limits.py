@@ -1,0 +1,116 @@
+"""Every cap and budget of the library, with its unit and the reason for it (DESIGN §6).
+
+The library promises that every input its API and CLI accept runs in at most
+:data:`MEMORY_BYTES` of working memory and about :data:`TIME_BUDGET_SECONDS` of CPU time on
+one core, or is refused with a :class:`~distsgd.params.ParameterError` naming the parameter
+to change.  The figures below are what makes that true; each says why it has its value.
+
+Units: *time* is the model's time unit (whatever the delays are measured in); *cost* is the
+calibrated unit of :func:`distsgd.montecarlo.iteration_cost`, about one nanosecond of one
+core of the development machine; sizes are counts of float64 values unless said otherwise.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "TIME_SCALE_MIN", "TIME_SCALE_MAX", "MAX_TRACE_TIME", "PARETO_ALPHA_MIN", "WEIBULL_SHAPE_MIN",
+    "LOGNORMAL_MU_MIN", "LOGNORMAL_MU_MAX", "LOGNORMAL_SIGMA_MAX",
+    "EMPIRICAL_MAX_VALUES", "EMPIRICAL_MAX_BYTES", "SPEC_MAX_CHARS",
+    "MEMORY_BYTES", "TIME_BUDGET_SECONDS", "TIME_BUDGET", "MAX_ITERATIONS", "MIN_ITERATIONS",
+    "CHUNK", "RENEWAL_WINDOW", "WARMUP_PUSHES_PER_WORKER", "WARMUP_PUSHES_PER_CV2",
+    "WARMUP_MAX_PUSHES_PER_WORKER", "MAX_KEPT_TIMES", "MAX_SAMPLE_SIZE",
+    "MAX_TRACE_VALUES", "TIMELINE_MAX_M", "TIMELINE_MAX_ITERATIONS", "TIMELINE_MAX_JOBS",
+    "TIMELINE_MAX_JOBS_VECTORISED",
+    "ANALYTIC_WORK", "ANALYTIC_MAX_ELEMENTS",
+]
+
+# -- representable delay laws (the domains in delays.py are built from these) -----------------
+
+#: smallest and largest *time scale* of a delay family (a rate's inverse, a Pareto x_m, a
+#: Weibull scale, a normal's σ, the width of a uniform; time).  Above 1e6 a single delay
+#: drawn at a tail probability of 1e-30 (x_m·q^{-1/α} with the smallest α, s·(-ln q)^{1/k}),
+#: its square and the sum of squares of 1e7 of them (the Monte Carlo variance) would no longer
+#: be guaranteed finite; below 1e-9 the variable part of a delay is lost in rounding next to
+#: the largest shift (1e6 + 1e-9·… is 1e6 in float64) and a run's update times stop moving.
+TIME_SCALE_MIN = 1e-9
+TIME_SCALE_MAX = 1e6
+#: largest single time of a measured trace (time): values, squares and sums of 1e7 of them
+#: stay far from overflow; a trace holding 1e308 used to give a mean of −inf.
+MAX_TRACE_TIME = 1e9
+#: smallest Pareto tail index α.  Samples are x_m·U^{-1/α} with U ≥ ~1e-30 in any run the
+#: caps allow; with α ≥ 1/4 and x_m ≤ 1e6 a sample is ≤ 1e126, its square ≤ 1e252 and 1e7
+#: squares sum to ≤ 1e259 < 1.8e308.  (α ≤ 1 already has an infinite mean.)
+PARETO_ALPHA_MIN = 0.25
+#: smallest Weibull shape k.  Var = s²(Γ(1+2/k) − Γ(1+1/k)²) is representable (Γ(101) ≈ 9e157
+#: at k = 0.02; at k = 0.01 Γ(201) overflows and the variance came out NaN), and a sample
+#: s·E^{1/k} with E ≤ 100 stays ≤ 1e106.
+WEIBULL_SHAPE_MIN = 0.02
+#: lognormal μ (the log of the median, a time scale) within [ln 1e-9, ln 1e6], rounded.
+LOGNORMAL_MU_MIN = -20.0
+LOGNORMAL_MU_MAX = 14.0
+#: largest lognormal σ: the mean exp(μ + σ²/2) ≤ e^64 and the variance ≤ e^228 stay finite,
+#: and a sample at 10 standard deviations is ≤ e^114.
+LOGNORMAL_SIGMA_MAX = 10.0
+
+# -- measured traces ---------------------------------------------------------------------------
+
+#: values in one trace (count): 8 MB of float64, sorted copies and order statistics stay small
+EMPIRICAL_MAX_VALUES = 1_000_000
+#: bytes read from one trace file: at most this + 1 are ever read (a larger file, /dev/zero, is
+#: refused without reading it all); 64 MiB holds 1e6 lines of any sensible width
+EMPIRICAL_MAX_BYTES = 64 * 2**20
+#: characters in one delay spec string
+SPEC_MAX_CHARS = 4096
+
+# -- the per-call bounds --------------------------------------------------------------------
+
+#: working memory of any one library call (bytes); the chunk sizes below keep every engine
+#: one or two orders of magnitude under it
+MEMORY_BYTES = 2**30
+#: CPU time of any one Monte Carlo call (seconds on one core), and the same in cost units
+TIME_BUDGET_SECONDS = 60.0
+TIME_BUDGET = TIME_BUDGET_SECONDS * 1e9
+#: Monte Carlo iterations of one simulate_runtime call (count).  At least 2: the confidence
+#: interval needs a variance, and one iteration gave NaN for it.
+MAX_ITERATIONS = 10_000_000
+MIN_ITERATIONS = 2
+#: floats in one working array of the i.i.d.-iteration engines (16 MiB)
+CHUNK = 2**21
+#: pushes merged in one window of the k-batch-async / async engine (count); its working
+#: arrays are about 10 times this in float64/int64, ≈ 20–40 MiB
+RENEWAL_WINDOW = 2**18
+#: warm-up of the renewal schemes (pushes per worker): every worker starts a fresh job at
+#: time 0, and the in-flight ages (hence the update rate and the staleness) settle only after
+#: a number of pushes that grows with the law's variability: about 20·(1 + CV²) pushes per
+#: worker (CV² = Var[X]/E[X]²; measured: Weibull k = 0.2, CV² = 251, and lognormal σ = 2.5,
+#: CV² = 517, were 10–40 % low after 40 pushes, right after 4 000), at least 40, at most
+#: 10 000 (then, or with an infinite variance, the result carries a note that it may be biased).
+#: The warm-up is ⌈W·m/K⌉ updates.
+WARMUP_PUSHES_PER_WORKER = 40
+WARMUP_PUSHES_PER_CV2 = 20
+WARMUP_MAX_PUSHES_PER_WORKER = 10_000
+#: per-iteration times kept in a RuntimeSample (count; the mean uses all of them)
+MAX_KEPT_TIMES = 1_000_000
+#: values drawn by one Delay.sample call (count): 256 MiB of float64
+MAX_SAMPLE_SIZE = 2**25
+#: values held by one UpdateTrace (replicas × updates × K gradients), workers and staleness
+#: as int32 plus the times: ≈ 8 bytes per value, 128 MiB
+MAX_TRACE_VALUES = 2**24
+
+# -- timelines (drawn, not estimated: event by event in Python) -----------------------------
+
+TIMELINE_MAX_M = 200
+TIMELINE_MAX_ITERATIONS = 200
+#: jobs simulated for one timeline (count).  Event by event (sync, k-sync, k-batch-sync, the
+#: asynchronous schemes) each costs 10–40 µs of Python: ≤ 50 000 of them, ≤ 2 s.  Local SGD
+#: is vectorised (≈ 0.3 µs and ~150 bytes per drawn interval): ≤ 200 000, which holds the
+#: dashboard's worst case, 30 updates with m = 40 and H = 100 (120 000 jobs).
+TIMELINE_MAX_JOBS = 50_000
+TIMELINE_MAX_JOBS_VECTORISED = 200_000
+
+# -- analytic ----------------------------------------------------------------------------------
+
+#: work of one lattice computation (FFT butterflies; ≈ 1–2 s of numpy FFT)
+ANALYTIC_WORK = 1.0e9
+#: elements of any one float64 work array of the analytic lattices (8e6 → 64 MB)
+ANALYTIC_MAX_ELEMENTS = 8_000_000
