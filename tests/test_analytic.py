@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 import pytest
+from scenarios import CLOSED_FORM_FAMILIES, Law, gamma_max_mean, law_mean, os_mean
 from scipy import integrate, special, stats
 
 from distsgd.analytic import (
@@ -29,8 +30,25 @@ from distsgd.analytic import (
     order_statistic_pdf,
     order_statistic_std,
 )
-from distsgd.delays import Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
-from distsgd.schemes import Async, KAsync, KBatchAsync, KBatchSync, KSync, LocalSGD, Sync
+from distsgd.delays import (
+    Empirical,
+    Exponential,
+    LogNormal,
+    Pareto,
+    TruncatedNormal,
+    Uniform,
+    Weibull,
+)
+from distsgd.params import ParameterError
+from distsgd.schemes import (
+    Async,
+    KAsync,
+    KBatchAsync,
+    KBatchSync,
+    KSync,
+    LocalSGD,
+    Sync,
+)
 
 Z95 = 1.959963984540054
 KN = [(1, 1), (1, 10), (5, 10), (10, 10), (1, 1000), (500, 1000), (1000, 1000), (10000, 10000)]
@@ -215,8 +233,8 @@ def test_order_statistic_cdf_and_pdf():
     # the density integrates to 1 and to the mean, for a non-closed-form law
     ln = LogNormal(mu=0.0, sigma=0.5)
     for k in (1, 4, 9):
-        tot = integrate.quad(lambda t: order_statistic_pdf(ln, k, 9, t), 0, np.inf, limit=200)[0]
-        mean = integrate.quad(lambda t: t * order_statistic_pdf(ln, k, 9, t), 0, np.inf, limit=200)[0]
+        tot = integrate.quad(lambda t, k=k: order_statistic_pdf(ln, k, 9, t), 0, np.inf, limit=200)[0]
+        mean = integrate.quad(lambda t, k=k: t * order_statistic_pdf(ln, k, 9, t), 0, np.inf, limit=200)[0]
         assert tot == pytest.approx(1.0, abs=1e-8)
         assert mean == pytest.approx(order_statistic_mean(ln, k, 9).value, rel=1e-7)
     # a trace has a pmf
@@ -301,29 +319,63 @@ def test_exponential_sync_async_ratio():
         assert ratio == pytest.approx(m * hm, rel=1e-12)
 
 
+def law_of(delay) -> Law:
+    """The same law as a tests/scenarios.py Law, whose order statistics are computed there
+    independently of distsgd (closed forms, a finite sum for a trace, scipy quad)."""
+    fam = {Exponential: "exp", Pareto: "pareto", LogNormal: "lognormal", TruncatedNormal: "normal",
+           Weibull: "weibull", Uniform: "uniform", Empirical: "empirical"}[type(delay)]
+    if isinstance(delay, Empirical):
+        return Law(str(delay), fam, (), delay.shift, tuple(float(v) for v in delay.values))
+    fields = {"exp": ("rate",), "pareto": ("xm", "alpha"), "lognormal": ("mu", "sigma"),
+              "normal": ("mean_", "std_"), "weibull": ("shape", "scale"), "uniform": ("low", "high")}[fam]
+    return Law(str(delay), fam, tuple((f.rstrip("_"), float(getattr(delay, f))) for f in fields), delay.shift)
+
+
 @pytest.mark.parametrize("delay", ALL_DELAYS, ids=str)
-def test_local_sgd_with_one_step_is_sync(delay):
-    for m in (1, 8):
-        sync = expected_runtime(Sync(m), delay)
-        loc = expected_runtime(LocalSGD(m, 1, 0.0), delay)
-        assert loc.kind == sync.kind and loc.value == pytest.approx(sync.value, rel=1e-12)
-        loc_d = expected_runtime(LocalSGD(m, 1, 0.25), delay)
-        assert loc_d.value == pytest.approx(sync.value + 0.25, rel=1e-12)
+def test_local_sgd_with_one_step_is_the_slowest_worker_plus_D(delay):
+    """H = 1: a round is one step of every worker, the slowest of m, then D: E[T] = E[X_{m:m}] + D,
+    with E[X_{m:m}] from tests/scenarios.py (closed forms for the exponential, Pareto, uniform
+    and a trace — exact to 1e-9 —, scipy quad for the others — numerical, 1e-6 + its error)."""
+    law = law_of(delay)
+    closed = law.family in CLOSED_FORM_FAMILIES
+    for m in (1, 8, 1000):
+        top = os_mean(law, m, m)
+        for D in (0.0, 0.25):
+            e = expected_runtime(LocalSGD(m, 1, D), delay)
+            assert e.kind == ("exact" if closed else "numerical"), (m, D, e)
+            tol = 1e-9 * top if closed else 1e-6 * top + e.error
+            assert abs(e.value - (top + D)) <= tol, (m, D, e.value, top + D)
 
 
 def test_kasync_kind_logic():
+    """k-async (DESIGN §2): exact for the memoryless exponential without shift, (H_m − H_{m−K})/λ;
+    E[X_{K:m}] as an upper bound for NLU laws; unavailable otherwise; K = 1 is async (E[X]/m) and
+    K = m is sync (E[X_{m:m}]).  Every expected value is computed here or in tests/scenarios.py."""
     m, K = 20, 5
-    for d in (Exponential(rate=1.0, shift=0.5), Uniform(low=0.5, high=1.5), TruncatedNormal(mean_=1.0, std_=0.5),
-              Weibull(shape=2.0, scale=1.0)):
+    h = math.fsum(1.0 / i for i in range(m - K + 1, m + 1))  # H_20 − H_15
+    bounds = [
+        (Exponential(rate=1.0, shift=0.5), 0.5 + h, 1e-12),
+        (Uniform(low=0.5, high=1.5), 0.5 + 1.0 * K / (m + 1), 1e-12),
+        # truncated normal and Weibull: quadrature of P(X_{K:m} > x), written in tests/scenarios.py
+        (TruncatedNormal(mean_=1.0, std_=0.5), os_mean(law_of(TruncatedNormal(mean_=1.0, std_=0.5)), K, m), 1e-6),
+        (Weibull(shape=2.0, scale=1.0), os_mean(law_of(Weibull(shape=2.0, scale=1.0)), K, m), 1e-6),
+    ]
+    for d, expect, rtol in bounds:
         e = expected_runtime(KAsync(m, K), d)
         assert e.kind == "upper_bound", d
-        assert e.value == pytest.approx(order_statistic_mean(d, K, m).value, rel=1e-12)
+        assert abs(e.value - expect) <= rtol * expect + (e.error or 0.0), (d, e.value, expect)
     for d in (LogNormal(mu=0.0, sigma=1.0), Pareto(xm=1.0, alpha=2.5), Weibull(shape=0.5, scale=1.0)):
         e = expected_runtime(KAsync(m, K), d)
         assert e.kind == "unavailable" and e.value is None and e.method, d
-        assert expected_runtime(KAsync(m, 1), d).kind == "exact"
-        assert expected_runtime(KAsync(m, m), d).kind == expected_runtime(Sync(m), d).kind
-    assert expected_runtime(KAsync(m, K), Exponential(rate=1.0)).kind == "exact"
+        law = law_of(d)
+        one = expected_runtime(KAsync(m, 1), d)
+        assert one.kind == "exact" and one.value == pytest.approx(law_mean(law) / m, rel=1e-9), d
+        every = expected_runtime(KAsync(m, m), d)
+        closed = law.family in CLOSED_FORM_FAMILIES
+        assert every.kind == ("exact" if closed else "numerical"), d
+        assert abs(every.value - os_mean(law, m, m)) <= (1e-9 if closed else 1e-6) * every.value + (every.error or 0)
+    e = expected_runtime(KAsync(m, K), Exponential(rate=2.0))
+    assert e.kind == "exact" and e.value == pytest.approx(h / 2.0, rel=1e-12)
 
 
 # -- k-batch-sync: renewal superposition vs Monte Carlo and exact enumeration ----------------
@@ -394,13 +446,6 @@ def test_local_sgd_matches_monte_carlo(delay, m, H):
     assert abs(est.value - per_step.mean()) <= _hw4(per_step), (est.value, per_step.mean())
 
 
-def gamma_max_mean(m: int, H: int, lam: float) -> float:
-    """E[max of m Gamma(H, λ)] = ∫_0^∞ (1 − G(x)^m) dx, by scipy quad on pieces."""
-    f = lambda x: -np.expm1(m * stats.gamma.logcdf(x, H, scale=1 / lam))  # noqa: E731
-    edges = [0.0] + [stats.gamma.isf(q, H, scale=1 / lam) for q in (0.5, 1e-2 / m, 1e-6 / m, 1e-12 / m, 1e-20 / m)]
-    return math.fsum(integrate.quad(f, a, b, epsabs=0, epsrel=1e-13, limit=200)[0] for a, b in zip(edges, edges[1:]))
-
-
 @pytest.mark.parametrize("m,H,lam,shift", [(10, 5, 1.0, 0.0), (100, 10, 2.0, 0.4), (1000, 3, 0.5, 1.0)])
 def test_local_sgd_exponential_is_gamma(m, H, lam, shift):
     d = Exponential(rate=lam, shift=shift)
@@ -417,7 +462,7 @@ def test_local_sgd_exponential_is_gamma(m, H, lam, shift):
 def test_local_sgd_uniform_two_steps_is_triangular():
     """H = 2 uniforms on [0, 1]: F(x) = x²/2 on [0, 1], 1 − (2 − x)²/2 on [1, 2]."""
     m = 25
-    F = lambda x: x * x / 2 if x <= 1 else 1 - (2 - x) ** 2 / 2  # noqa: E731
+    F = lambda x: x * x / 2 if x <= 1 else 1 - (2 - x) ** 2 / 2
     expect = sum(integrate.quad(lambda x: 1 - F(x) ** m, a, b, epsabs=0, epsrel=1e-13)[0] for a, b in ((0, 1), (1, 2)))
     lat = _local_sgd_numerical(Uniform(low=0.0, high=1.0), m, 2)
     assert lat.kind == "numerical"
@@ -450,5 +495,5 @@ def test_every_pair_returns_a_well_formed_estimate():
                 assert e.error is not None and e.error <= 1e-6 * e.value
     with pytest.raises(ValueError):
         Estimate(None, "exact", "x")
-    with pytest.raises(TypeError):
+    with pytest.raises(ParameterError, match="scheme"):  # the library's one exception type (DESIGN §6)
         expected_runtime("sync", Exponential(rate=1.0))  # type: ignore[arg-type]

@@ -5,13 +5,16 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from scenarios import DELAYS
 from scipy import stats
 
-from distsgd import ParameterError, make_scheme, parse_delay
-from distsgd.montecarlo import (sample_order_statistic, simulate_runtime, simulate_timeline,
-                                simulate_updates)
-
-from scenarios import DELAYS
+from distsgd import ParameterError, make_scheme, montecarlo, parse_delay
+from distsgd.montecarlo import (
+    sample_order_statistic,
+    simulate_runtime,
+    simulate_timeline,
+    simulate_updates,
+)
 
 
 def harmonic(n):
@@ -95,15 +98,57 @@ def test_local_sgd_h1_matches_sync_and_gamma_path_matches_sums():
     assert abs(fast.mean - brute.mean()) <= 4 * se
 
 
-def test_k_batch_sync_extends_paths_when_a_worker_finishes_often():
-    # K ≫ m forces many completions per worker; the mean is K/(mλ) for exponential delays
-    m, K, lam = 3, 40, 2.0
-    r = simulate_runtime(make_scheme("k-batch-sync", m, K=K), parse_delay(f"exp(rate={lam})"), 20_000, seed=8)
+def brute_k_batch_sync(delay, m: int, K: int, n: int, seed: int) -> np.ndarray:
+    """The K-th completion overall when each of m workers runs back to back from 0: no worker can
+    finish more than K jobs before it, so K draws per worker always suffice (an independent
+    reference with no path extension at all)."""
+    rng = np.random.default_rng(seed)
+    out = np.empty(n)
+    for s in range(0, n, 5000):
+        b = min(5000, n - s)
+        c = np.cumsum(delay.sample(rng, (b, m, K)), axis=2).reshape(b, m * K)
+        out[s:s + b] = np.partition(c, K - 1, axis=1)[:, K - 1]
+    return out
+
+
+@pytest.fixture
+def shallow_paths(monkeypatch):
+    """Force the k-batch-sync engine to draw only ⌈K/m⌉ completions per worker up front (the
+    fewest that can hold K points), so that most iterations must extend some worker's path."""
+    calls = []
+
+    def depth(delay, m, K, rng):
+        calls.append((m, K))
+        return -(-K // m)
+
+    monkeypatch.setattr(montecarlo, "_kbatch_sync_depth", depth)
+    return calls
+
+
+@pytest.mark.parametrize("forced", [False, True], ids=["natural-depth", "shallow-paths"])
+def test_k_batch_sync_extends_paths_with_the_right_law(forced, request):
+    """Against the brute force above.  Exponential delays: E[T] = K/(mλ) exactly, whatever the
+    allocation of points to workers.  Uniform(0, 1): when a worker is fast enough to outrun its
+    drawn path, T tends to be small, so redrawing such iterations instead of extending them (or
+    extending from 0) biases the mean.  With the engine's own depth almost no iteration needs an
+    extension (0.1 % for the exponential case, none for the uniform ones: that variant checks the
+    law, not the extension); with shallow paths 98 %, 100 % and 58 % of the iterations of the
+    three cases extend some worker's path."""
+    if forced:
+        assert request.getfixturevalue("shallow_paths") == []
+    m, K, lam, n = 3, 40, 2.0, 20_000
+    r = simulate_runtime(make_scheme("k-batch-sync", m, K=K), parse_delay(f"exp(rate={lam})"), n, seed=8)
     assert abs(r.mean - K / (m * lam)) <= 4 * r.half_width
-    # a heavy-tailed case where one worker may do all the work
-    d = parse_delay("pareto(xm=0.05, alpha=1.1)")
-    r2 = simulate_runtime(make_scheme("k-batch-sync", 2, K=30), d, 3000, seed=9)
-    assert np.isfinite(r2.mean)
+    d = parse_delay("uniform(low=0, high=1)")
+    for m, K in [(3, 12), (2, 9)]:
+        fast = simulate_runtime(make_scheme("k-batch-sync", m, K=K), d, n, seed=9 + K)
+        brute = brute_k_batch_sync(d, m, K, n, seed=100 + K)
+        se = math.hypot(fast.half_width / 1.959963984540054, brute.std(ddof=1) / math.sqrt(n))
+        assert abs(fast.mean - brute.mean()) <= 4 * se, (m, K, fast.mean, brute.mean(), se)
+        assert stats.ks_2samp(fast.times, brute).pvalue > 1e-4
+    if forced:
+        assert request.getfixturevalue("shallow_paths"), \
+            "the engine no longer asks _kbatch_sync_depth: force shallow paths another way"
 
 
 def test_same_seed_same_numbers():

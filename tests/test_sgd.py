@@ -6,8 +6,17 @@ import numpy as np
 import pytest
 
 from distsgd import ParameterError, make_scheme, parse_delay
-from distsgd.sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, error_bound,
-                         exact_error, simulate_error, simulated_time_to_target, time_to_target)
+from distsgd.sgd import (
+    LearningRate,
+    Problem,
+    bound_time_to_target,
+    bound_vs_time,
+    error_bound,
+    exact_error,
+    simulate_error,
+    simulated_time_to_target,
+    time_to_target,
+)
 
 P = Problem(eta=0.1, L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10)
 
@@ -130,14 +139,27 @@ def test_staleness_is_zero_for_fresh_and_positive_for_async():
 
 
 def test_fresh_fraction_of_k_async_matches_theory_for_exponential_delays():
-    """Memoryless delays: each update's K pushers are a uniform K-subset of m, so a gradient is
-    fresh (pushed in the first update after its worker read) with probability K/m."""
-    m, K = 8, 2
-    sim = simulate_error(make_scheme("k-async", m, K=K), parse_delay("exp(rate=1)"), P, 400.0,
-                         points=3, replicas=200, seed=4)
-    n = sim.staleness_counts.sum()
-    se = math.sqrt(K / m * (1 - K / m) / n) * 3  # gradients are weakly dependent: widen
-    assert abs(sim.fresh_fraction - K / m) <= 4 * se
+    """Memoryless delays: at every update all m workers are computing (the K pushers restart at
+    once), so the next update's K pushers are a uniform K-subset of m and a gradient is fresh
+    (pushed in the first update after its worker read) with probability K/m — except in the
+    first update of a run, where all K are fresh.  Gradients of one run are dependent, so the
+    standard error comes from G independent runs (batch means over seeds): with f_g fresh of
+    c_g gradients in run g and the pooled fraction p, se = sqrt(Σ (f_g − p c_g)² / (G(G−1))) / c̄
+    (the ratio estimator's)."""
+    m, K, R, G = 8, 2, 10, 20
+    scheme, delay = make_scheme("k-async", m, K=K), parse_delay("exp(rate=1)")
+    fresh, count = np.empty(G), np.empty(G)
+    for g in range(G):
+        sim = simulate_error(scheme, delay, P, 400.0, points=3, replicas=R, seed=4 + g)
+        count[g] = sim.staleness_counts.sum()
+        fresh[g] = sim.fresh_fraction * count[g]
+        assert sim.staleness_counts[0] == pytest.approx(fresh[g], rel=1e-12)  # fresh = staleness 0
+    p = fresh.sum() / count.sum()
+    se = math.sqrt(np.sum((fresh - p * count) ** 2) / (G * (G - 1))) / count.mean()
+    # each replica's first update: K fresh gradients for sure; every later one: K·K/m expected
+    expect = np.sum(R * K + (count - R * K) * K / m) / count.sum()
+    assert abs(p - expect) <= 4 * se, (p, expect, se)
+    assert se < 0.002  # the check has power: K/m = 0.25 is pinned to ±0.008
 
 
 def _brute_async_sgd(problem, m, K, waits, T, delay, rng):
@@ -259,12 +281,13 @@ def test_sweep_time_to_target_picks_the_k_with_the_earliest_bound_time():
     E[T_K] = H_m − H_{m−K} for Exp(1); the sweep must return these and the argmin (inf where
     ε ≤ F_K)."""
     import math as _m
+
     from distsgd.sgd import sweep_time_to_target
     m, eps = 12, 0.03
     d = parse_delay("exp(rate=1)")
     schemes = [make_scheme("k-sync", m, K=k) for k in range(1, m + 1)]
     got, best = sweep_time_to_target(schemes, d, P, eps)
-    Hn = lambda n: sum(1 / i for i in range(1, n + 1))  # noqa: E731
+    Hn = lambda n: sum(1 / i for i in range(1, n + 1))
     expect = []
     for k in range(1, m + 1):
         F = P.eta * P.L * P.sigma2 / (2 * P.mu * P.b * k)
