@@ -31,6 +31,10 @@ OUTCOME_COLORS = {
     "communicating": "#1f77b4", "in flight": "#9edae5",
 }
 SOLID_KINDS = ("exact", "numerical")
+BOUND_KINDS = ("upper_bound", "lower_bound")
+#: how an analytic value is drawn, by kind: (kinds, line dash, trace-name prefix)
+_STYLES = ((SOLID_KINDS, "solid", "analytic"), (BOUND_KINDS, "dash", "bound"),
+           (("approximation",), "dot", "analytic"))
 KIND_WORDS = {"exact": "exact", "numerical": "numerical", "upper_bound": "upper bound",
               "lower_bound": "lower bound", "approximation": "approximation"}
 # the template object, not its name: looking a template up by name costs ~10 ms per figure
@@ -70,20 +74,20 @@ def _rgba(hex_color: str, alpha: float) -> str:
 
 def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: str,
                    y_title: str = "E[T] per iteration (time units)", log_x: bool = False) -> go.Figure:
-    """Analytic E[T] (solid where exact/numerical, dashed where a bound or approximation) and
-    Monte Carlo means with 95% error bars, one colour per scheme."""
+    """Analytic E[T] (solid where exact/numerical, dashed and named "bound" where only a bound is
+    known, dotted where an approximation) and Monte Carlo means with 95% error bars, one colour
+    per scheme."""
     fig = go.Figure()
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
         rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r[x])
         xs = [r[x] for r in rs]
         col = _color(scheme)
-        for group, dash in ((SOLID_KINDS, "solid"), (("upper_bound", "lower_bound", "approximation"), "dash")):
+        for group, dash, prefix in _STYLES:
             ys = _arr([r["analytic"] if r["kind"] in group else None for r in rs])
             if np.isnan(ys).all():
                 continue
             kinds = sorted({KIND_WORDS[r["kind"]] for r in rs if r["kind"] in group})
-            name = (f"analytic: {scheme} ({', '.join(kinds)})" if dash == "solid"
-                    else f"bound: {scheme} ({', '.join(kinds)})")
+            name = f"{prefix}: {scheme} ({', '.join(kinds)})"
             # fresh schemes drawn wider, so a coinciding asynchronous line leaves them visible
             width = 4.5 if scheme in ("sync", "k-sync", "k-batch-sync") else 2
             fig.add_trace(go.Scatter(x=_arr(xs), y=ys, mode="lines", name=name, connectgaps=False,
@@ -107,7 +111,8 @@ def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: 
 def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
                  targets: dict[str, float] | None = None, log_y: bool = True) -> go.Figure:
     """Error against wall-clock time: simulated mean with its 95% band, the bound (dashed) and
-    the exact model curve (dotted) per scheme; the target ε and the times it is reached."""
+    the model's exact expected error after n updates averaged over simulated update counts N(t)
+    (dotted) per scheme; the target ε and the times it is reached."""
     fig = go.Figure()
     labels = list(dict.fromkeys(r["scheme"] for r in rows))
     colors = _label_colors(labels)
@@ -125,9 +130,9 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
         if any(r["bound"] is not None for r in rs):
             fig.add_trace(go.Scatter(x=t, y=_arr([r["bound"] for r in rs]), mode="lines", name=f"bound: {label}",
                                      line=dict(color=col, dash="dash", width=2)))
-        if any(r["exact"] is not None for r in rs):
-            fig.add_trace(go.Scatter(x=t, y=_arr([r["exact"] for r in rs]), mode="lines",
-                                     name=f"theory (exact model): {label}",
+        if any(r.get("model") is not None for r in rs):
+            fig.add_trace(go.Scatter(x=t, y=_arr([r["model"] for r in rs]), mode="lines",
+                                     name=f"theory (exact model, averaged over simulated N(t)): {label}",
                                      line=dict(color=col, dash="dot", width=2.5)))
         if targets and targets.get(label) is not None and math.isfinite(targets[label]) and eps:
             fig.add_trace(go.Scatter(x=[targets[label]], y=[eps], mode="markers",
@@ -179,15 +184,23 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     return fig
 
 
-def order_statistic_figure(samples: np.ndarray, x: np.ndarray, pdf: np.ndarray | None, k: int, n: int,
+def order_statistic_figure(samples: np.ndarray, edges: np.ndarray, theory: dict[str, Any], k: int, n: int,
                            mean: float | None = None) -> go.Figure:
-    """Histogram of simulated X_{k:n} with the theoretical density overlaid."""
+    """Histogram of simulated X_{k:n} (bins ``edges``) with the theory overlaid: the density
+    (``theory["kind"] == "pdf"``: ``x``, ``density``), or for a discrete law the exact
+    probability of each bin over its width (``"bins"``: ``edges``, ``density``)."""
     fig = go.Figure()
     sym = f"X<sub>{k}:{n}</sub>"
-    lo, hi = float(np.quantile(samples, 0.0005)), float(np.quantile(samples, 0.995))
-    fig.add_trace(_hist(samples, lo, hi, f"Monte Carlo: {sym}", "rgba(148,103,189,0.45)", 70))
-    if pdf is not None:
-        fig.add_trace(go.Scatter(x=x, y=pdf, name=f"theory: density of {sym}",
+    fig.add_trace(_hist(samples, float(edges[0]), float(edges[-1]), f"Monte Carlo: {sym}",
+                        "rgba(148,103,189,0.45)", len(edges) - 1))
+    if theory["kind"] == "pdf":
+        fig.add_trace(go.Scatter(x=theory["x"], y=theory["density"], name=f"theory: density of {sym}",
+                                 line=dict(color="#9467bd", width=2)))
+    else:
+        e = np.asarray(theory["edges"], float)
+        d = np.asarray(theory["density"], float)
+        fig.add_trace(go.Scatter(x=e, y=np.append(d, d[-1]), line_shape="hv",
+                                 name=f"theory: P({sym} in bin) ÷ bin width (exact)",
                                  line=dict(color="#9467bd", width=2)))
     if mean is not None and math.isfinite(mean):
         fig.add_vline(x=mean, line=dict(color="black", dash="dash"))
@@ -217,27 +230,68 @@ def fanout_figure(ms: Sequence[int], analytic: Sequence[float | None], mc: Seque
     return fig
 
 
-def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
-    """Gantt chart: one row per worker, bars coloured by outcome, dotted lines at updates."""
-    fig = go.Figure()
+#: bars one timeline chart sends (≈ 150 bytes each in the figure's JSON: ≤ 0.6 MB)
+TIMELINE_MAX_BARS = 4000
+
+
+def _merge_touching(worker: np.ndarray, start: np.ndarray, end: np.ndarray,
+                    outcome: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Join back-to-back intervals of one worker with one outcome (e.g. the H steps of a
+    local-SGD round) into one bar; staleness is kept only where nothing was joined."""
+    order = np.lexsort((start, worker))
+    w, s, e, o = worker[order], start[order], end[order], outcome[order]
+    new = np.ones(w.size, dtype=bool)
+    new[1:] = (w[1:] != w[:-1]) | (o[1:] != o[:-1]) | (s[1:] != e[:-1]) | (o[1:] == "stale")
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], w.size) - 1
+    return w[first], s[first], e[last], o[first], order[first], (last == first)
+
+
+def timeline_bars(tl: Timeline, max_workers: int = 40,
+                  max_bars: int = TIMELINE_MAX_BARS) -> tuple[dict[str, np.ndarray], int]:
+    """The bars to draw (at most ``max_bars``): back-to-back intervals of one worker with one
+    outcome joined, then, if still too many, only the first updates; and how many updates that is."""
     show = tl.worker < max_workers
+    w, s, e, o, idx, single = _merge_touching(tl.worker[show], tl.start[show], tl.end[show], tl.outcome[show])
+    st = np.where(single, tl.staleness[show][idx], 0)
+    shown = len(tl.update_times)
+    if w.size > max_bars:
+        # the largest number of updates whose bars (those starting before it) fit
+        counts = np.searchsorted(np.sort(s), tl.update_times, side="left")
+        shown = max(1, int(np.searchsorted(counts, max_bars, side="right")))
+        keep = s < tl.update_times[shown - 1]
+        keep &= np.cumsum(keep) <= max_bars
+        w, s, e, o, st = w[keep], s[keep], np.minimum(e[keep], tl.update_times[shown - 1]), o[keep], st[keep]
+    return {"worker": w, "start": s, "end": e, "outcome": o, "staleness": st}, shown
+
+
+def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
+    """Gantt chart: one row per worker, bars coloured by outcome, dotted lines at updates
+    (bounded: see :func:`timeline_bars`)."""
+    fig = go.Figure()
+    bars, shown = timeline_bars(tl, max_workers)
     for outcome, col in OUTCOME_COLORS.items():
-        sel = show & (tl.outcome == outcome)
+        sel = bars["outcome"] == outcome
         if not sel.any():
             continue
-        text = [f"staleness {s}" if outcome == "stale" else "" for s in tl.staleness[sel]]
+        start, end = bars["start"][sel], bars["end"][sel]
+        text = [f"staleness {s}" if outcome == "stale" else "" for s in bars["staleness"][sel]]
         fig.add_trace(go.Bar(
-            y=[f"worker {w + 1}" for w in tl.worker[sel]], x=tl.end[sel] - tl.start[sel], base=tl.start[sel],
+            y=[f"worker {w + 1}" for w in bars["worker"][sel]], x=end - start, base=start,
             orientation="h", name=outcome, marker=dict(color=col, line=dict(color="white", width=0.5)),
-            customdata=np.stack([tl.start[sel], tl.end[sel]], axis=1), hovertext=text,
+            customdata=np.stack([start, end], axis=1), hovertext=text,
             hovertemplate="%{y}<br>%{customdata[0]:.3g} → %{customdata[1]:.3g}<br>%{hovertext}"
                           f"<extra>{outcome}</extra>"))
-    for i, t in enumerate(tl.update_times):
-        fig.add_vline(x=float(t), line=dict(color="black", width=1, dash="dot"),
-                      annotation_text=f"u{i + 1}" if len(tl.update_times) <= 20 else None,
-                      annotation_position="top")
+    # the update lines as one list of shapes (add_vline per line costs ~15 ms each)
+    ts = [float(t) for t in tl.update_times[:shown]]
+    fig.update_layout(
+        shapes=[dict(type="line", x0=t, x1=t, y0=0, y1=1, yref="paper",
+                     line=dict(color="black", width=1, dash="dot")) for t in ts],
+        annotations=[dict(x=t, y=1, yref="paper", text=f"u{i + 1}", showarrow=False, yanchor="bottom")
+                     for i, t in enumerate(ts)] if shown <= 20 else [])
     n = min(tl.scheme.m, max_workers)
-    fig.update_layout(barmode="overlay", title=f"Timeline: {tl.scheme.label}, delay {tl.delay.label}",
+    cut = "" if shown == len(tl.update_times) else f" — first {shown} of {len(tl.update_times)} updates (bar limit)"
+    fig.update_layout(barmode="overlay", title=f"Timeline: {tl.scheme.label}, delay {tl.delay.label}{cut}",
                       xaxis_title="wall-clock time (time units)", yaxis_title="",
                       **{**_LAYOUT, "height": max(300, 28 * n + 160)})
     fig.update_yaxes(autorange="reversed", categoryorder="array",
@@ -286,16 +340,26 @@ def target_figure(rows: Sequence[dict[str, Any]], x_title: str, best_bound: int 
 
 
 def speedup_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
-    """Throughput of m workers over one (samples per unit time), per scheme."""
+    """Throughput of m workers over one (samples per unit time), per scheme: from the analytic
+    E[T] where it is exact or numerical (solid), a lower bound where E[T] is only bounded above
+    (dashed), and from the Monte Carlo mean (markers)."""
     fig = go.Figure()
     ms = sorted({r["m"] for r in rows})
     fig.add_trace(go.Scatter(x=_arr(ms), y=_arr(ms), mode="lines", name="ideal (m×)",
                              line=dict(color="#999", dash="dot", width=4)))
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
         rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r["m"])
-        fig.add_trace(go.Scatter(x=_arr([r["m"] for r in rs]), y=_arr([r.get("throughput_speedup") for r in rs]),
-                                 mode="lines+markers", name=f"analytic: {scheme}",
-                                 line=dict(color=_color(scheme))))
+        x = _arr([r["m"] for r in rs])
+        for key, name, dash in (("speedup_analytic", f"analytic: {scheme}", "solid"),
+                                ("speedup_lower_bound", f"bound: {scheme} (lower bound)", "dash")):
+            y = _arr([r.get(key) for r in rs])
+            if not np.isnan(y).all():
+                fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, connectgaps=False,
+                                         line=dict(color=_color(scheme), dash=dash)))
+        y = _arr([r.get("speedup_mc") for r in rs])
+        if not np.isnan(y).all():
+            fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=f"Monte Carlo: {scheme}",
+                                     marker=dict(color=_color(scheme), symbol="circle-open", size=8)))
     fig.update_layout(title="Speed-up over one worker", xaxis_title="workers m (log scale)",
                       yaxis_title="speed-up (throughput ÷ one worker's)", **_LAYOUT)
     fig.update_xaxes(**_LOG)

@@ -20,8 +20,9 @@ gradients of the iteration: ``w ← w − η · mean(g)``.
 from __future__ import annotations
 
 import argparse
-import functools
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -29,12 +30,13 @@ import numpy as np
 
 from .analytic import Estimate, expected_runtime
 from .delays import Delay
-from .montecarlo import UpdateTrace, _rng, iteration_cost, simulate_runtime, simulate_updates
+from .montecarlo import UpdateTrace, iteration_cost, simulate_runtime, simulate_updates
 from .params import Domain, ParameterError
+from .random import Seed, generator
 from .schemes import KAsync, LocalSGD, Scheme
 
 __all__ = [
-    "Problem", "LearningRate", "BoundCurve", "ErrorSimulation", "TargetTime",
+    "Problem", "LearningRate", "BoundCurve", "ErrorSimulation", "TargetTime", "ModelCurve",
     "error_bound", "bound_vs_time", "exact_error", "exact_error_vs_time", "simulate_error",
     "time_to_target", "bound_time_to_target", "simulated_time_to_target", "sweep_time_to_target",
     "ETA", "L_SMOOTH", "MU", "SIGMA2", "BATCH", "F0", "DIM", "GAMMA", "P0", "TIME", "POINTS",
@@ -191,20 +193,46 @@ def error_bound(scheme: Scheme, problem: Problem, iterations: Any, gamma: float 
     return BoundCurve(J, values, "upper_bound", floor, rate, cond, "", gamma_prime=gp)
 
 
-@functools.lru_cache(maxsize=256)
-def _runtime_for_time_axis(scheme: Scheme, delay: Delay, seed: int | None) -> Estimate:
-    """E[T] from the analytic core when exact or numerical, else from Monte Carlo (and say so).
+#: E[T] for the time axis, memoised by value (scheme, the law's key, seed): the bound, the
+#: exact curve and the simulation of one scheme all ask for it.  Keys are short strings and
+#: values small Estimates, so the memo never holds a trace; at most _AXIS_MEMO entries.
+_AXIS_MEMO = 512
+_axis_memo: "OrderedDict[tuple[object, ...], Estimate]" = OrderedDict()
+_axis_lock = threading.Lock()
 
-    Memoised: a pure function of frozen arguments, asked for by the bound, the exact curve and
-    the simulation of the same scheme."""
+
+def _seed_key(seed: Seed) -> object:
+    if isinstance(seed, np.random.SeedSequence):
+        return ("ss", seed.entropy, tuple(seed.spawn_key))
+    if isinstance(seed, np.random.Generator):
+        return None  # a Generator's stream moves on: never memoised
+    return seed
+
+
+def _runtime_for_time_axis(scheme: Scheme, delay: Delay, seed: Seed) -> Estimate:
+    """E[T] from the analytic core when exact or numerical, else from a bounded Monte Carlo run
+    (and the result says so)."""
+    sk = _seed_key(seed)
+    key = (scheme, getattr(delay, "key", None) or str(delay), sk)
+    if sk is not None:
+        with _axis_lock:
+            hit = _axis_memo.get(key)
+            if hit is not None:
+                _axis_memo.move_to_end(key)
+                return hit
     est = expected_runtime(scheme, delay, work=_AXIS_ANALYTIC_WORK)
-    if (est.kind in ("exact", "numerical") and est.value is not None) or est.kind == "infinite":
-        return est
-    # bounded like everything else: at most 20 000 iterations, about 0.1 s of simulation
-    iterations = int(min(20_000, max(500, _AXIS_MC_COST / iteration_cost(scheme))))
-    mc = simulate_runtime(scheme, delay, iterations, seed=seed, keep_times=False)
-    why = f"analytic E[T] is {est.kind.replace('_', ' ')}"
-    return Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}")
+    if not ((est.kind in ("exact", "numerical") and est.value is not None) or est.kind == "infinite"):
+        # bounded like everything else: at most 20 000 iterations, about 0.1 s of simulation
+        iterations = int(min(20_000, max(500, _AXIS_MC_COST / iteration_cost(scheme, delay))))
+        mc = simulate_runtime(scheme, delay, iterations, seed=seed, keep_times=False)
+        why = f"analytic E[T] is {est.kind.replace('_', ' ')}"
+        est = Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}")
+    if sk is not None:
+        with _axis_lock:
+            _axis_memo[key] = est
+            while len(_axis_memo) > _AXIS_MEMO:
+                _axis_memo.popitem(last=False)
+    return est
 
 
 def _per_update_runtime(scheme: Scheme, est: Estimate) -> float:
@@ -213,7 +241,7 @@ def _per_update_runtime(scheme: Scheme, est: Estimate) -> float:
 
 
 def bound_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, gamma: float | None = None,
-                  p0: float | None = None, seed: int | None = 0,
+                  p0: float | None = None, seed: Seed = 0,
                   runtime: Estimate | None = None) -> BoundCurve:
     """The bound with J(t) = t / E[T] (DESIGN §3)."""
     t = np.asarray(t, dtype=float)
@@ -267,21 +295,33 @@ def _geom_series(r: np.ndarray, J: np.ndarray) -> np.ndarray:
     return np.where(np.isclose(r, 1.0), J, out)
 
 
-def exact_error_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, paths: int = 2000,
-                        seed: int | None = 0) -> tuple[np.ndarray, np.ndarray] | None:
-    """E[e(N(t))] with e the exact error after N updates and N(t) the number of updates by t.
+@dataclass(frozen=True, eq=False)
+class ModelCurve:
+    """The model problem's exact expected error after n updates, averaged over the random
+    number of updates N(t) by time t — exact in the SGD noise, Monte Carlo in the timing:
+    ``mean[i]`` estimates E[e(N(t_i))] from ``paths`` simulated timing paths, with standard
+    error ``stderr[i]`` (no SGD is simulated)."""
 
-    N(t) is random; its law is sampled with ``paths`` runs of the timing process (no SGD),
-    so the result is the exact model expectation averaged over the iteration count, with a
-    standard error (second array).  None for the asynchronous schemes.
-    """
+    mean: np.ndarray
+    stderr: np.ndarray
+    paths: int
+
+    METHOD = ("exact expected error of the model problem after n updates, averaged over "
+              "simulated timing paths of the update count N(t)")
+
+
+def exact_error_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, paths: int = 2000,
+                        seed: Seed = 0) -> ModelCurve | None:
+    """E[e(N(t))] with e the exact error after n updates (:func:`exact_error`) and N(t) the
+    number of updates by t, averaged over ``paths`` sampled timing paths (fewer when one path
+    is costly); see :class:`ModelCurve`.  None for the asynchronous schemes."""
     if not scheme.fresh:
         return None
     t = np.asarray(t, dtype=float)
-    rng = _rng(seed)
+    rng = generator(seed)
     n = _updates_needed(scheme, delay, float(t.max()), seed)
     # fewer paths when one path of the timing process is costly (the standard error says so)
-    paths = int(max(16, min(paths, _AXIS_MC_COST / (n * iteration_cost(scheme)))))
+    paths = int(max(16, min(paths, _AXIS_MC_COST / (n * iteration_cost(scheme, delay)))))
     counts = np.empty((paths, t.size), dtype=np.int64)
     group = max(1, _GROUP // n)
     for g0 in range(0, paths, group):
@@ -290,7 +330,7 @@ def exact_error_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, 
         counts[g0:g0 + r] = _counts_at(tr.times, t)
     table = exact_error(scheme, problem, np.arange(counts.max() + 1))
     e = table[counts]
-    return e.mean(axis=0), e.std(axis=0, ddof=1) / math.sqrt(paths)
+    return ModelCurve(e.mean(axis=0), e.std(axis=0, ddof=1) / math.sqrt(paths), paths)
 
 
 # ---------------------------------------------------------------------------------------
@@ -325,7 +365,7 @@ def _counts_at(times: np.ndarray, t: np.ndarray) -> np.ndarray:
     return (np.searchsorted(flat, q, side="right") - np.arange(R).repeat(t.size) * n).reshape(R, t.size)
 
 
-def _updates_needed(scheme: Scheme, delay: Delay, horizon: float, seed: int | None) -> int:
+def _updates_needed(scheme: Scheme, delay: Delay, horizon: float, seed: Seed) -> int:
     est = _runtime_for_time_axis(scheme, delay, seed)
     if est.value is None or not math.isfinite(est.value):
         raise ParameterError("delay", "E[T] is infinite for this delay: the error against time is not defined")
@@ -352,7 +392,7 @@ def _covering_trace(scheme: Scheme, delay: Delay, n: int, replicas: int, horizon
 
 
 def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, points: int = 101,
-                   replicas: int = 200, seed: int | None = None,
+                   replicas: int = 200, seed: Seed = None,
                    lr: LearningRate | None = None, keep_errors: bool = False,
                    max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES,
                    max_timing_cost: float = math.inf) -> ErrorSimulation:
@@ -369,13 +409,13 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
     points = POINTS.check(points, "points")
     replicas = REPLICAS.check(replicas, "replicas")
     lr = lr or LearningRate()
-    rng = _rng(seed)
+    rng = generator(seed)
     grid = np.linspace(0.0, time, points)
     n = _updates_needed(scheme, delay, time, seed if seed is not None else 0)
     if n > max_updates:
         raise ParameterError("time", f"{scheme.label} needs about {n} updates to reach T = {time:g}; "
                              f"at most {max_updates} are simulated here (shorten T or use fewer workers)")
-    timing = float(replicas) * n * iteration_cost(scheme)
+    timing = float(replicas) * n * iteration_cost(scheme, delay)
     if timing > max_timing_cost:
         raise ParameterError("replicas", f"simulating the timing of {replicas} runs of {scheme.label} "
                              f"up to T = {time:g} is too costly for one request "
@@ -550,7 +590,7 @@ def time_to_target(t: np.ndarray, curve: np.ndarray, eps: float) -> float:
 
 def bound_time_to_target(scheme: Scheme, delay: Delay, problem: Problem, eps: float,
                          gamma: float | None = None, p0: float | None = None,
-                         runtime: Estimate | None = None, seed: int | None = 0) -> TargetTime:
+                         runtime: Estimate | None = None, seed: Seed = 0) -> TargetTime:
     """t* = E[T] · log((ε − F)/(F0 − F)) / log(rate) from the bound; inf when ε ≤ floor."""
     eps = Domain("eps", 0.0, 1e12, low_open=True).check(eps, "eps")
     floor, rate, _, note, _ = _bound_constants(scheme, problem, gamma, p0)
@@ -577,7 +617,7 @@ def simulated_time_to_target(sim: ErrorSimulation, eps: float) -> TargetTime:
 def sweep_time_to_target(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: float,
                          source: str = "bound", gamma: float | None = None, p0: float | None = None,
                          time: float | None = None, points: int = 201, replicas: int = 100,
-                         seed: int | None = 0) -> tuple[list[TargetTime], int | None]:
+                         seed: Seed = 0) -> tuple[list[TargetTime], int | None]:
     """Time to reach ε for each scheme of a sweep (over K, m or H) and the index of the best.
 
     source: "bound", "exact" (fresh schemes and local SGD) or "simulated" (needs ``time``).
@@ -593,7 +633,7 @@ def sweep_time_to_target(schemes: Sequence[Scheme], delay: Delay, problem: Probl
             if source == "exact":
                 ex = exact_error_vs_time(s, delay, problem, grid, seed=seed)
                 out.append(TargetTime(None, "exact model unavailable") if ex is None
-                           else TargetTime(time_to_target(grid, ex[0], eps), "exact model"))
+                           else TargetTime(time_to_target(grid, ex.mean, eps), "exact model"))
             else:
                 sim = simulate_error(s, delay, problem, time, points, replicas, seed)
                 out.append(simulated_time_to_target(sim, eps))
@@ -667,7 +707,9 @@ def run_cli(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "bound_params": {"gamma": gamma, "p0": p0, "floor": bound.floor,
                          "runtime": _finite(bound.runtime.value) if bound.runtime and bound.runtime.value else None,
                          "runtime_method": bound.runtime.method if bound.runtime else None},
-        "exact": None if exact is None else lst(exact[0]),
+        "exact_model": None if exact is None else {
+            "mean": lst(exact.mean), "stderr": lst(exact.stderr), "paths": exact.paths,
+            "method": ModelCurve.METHOD},
         "simulated": simulated, "seed": seed,
     }
     idx = np.unique(np.linspace(0, sim.time.size - 1, min(11, sim.time.size)).astype(int))
@@ -676,14 +718,17 @@ def run_cli(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
              f"bound: {bound.kind}" + (f" — {bound.note}" if bound.note else
                                        f" (floor {bound.floor:.4g}, E[T] {bound.runtime.value:.4g} "
                                        f"[{bound.runtime.kind}])" if bound.runtime and bound.floor is not None else ""),
-             f"{'time':>12} {'bound':>12} {'exact':>12} {'simulated':>12} {'95% CI':>25}"]
+             f"{'time':>12} {'bound':>12} {'model':>12} {'simulated':>12} {'95% CI':>25}"]
     for i in idx:
         b = "—" if bound.values is None else f"{bound.values[i]:.5g}"
-        e = "—" if exact is None else f"{exact[0][i]:.5g}"
+        e = "—" if exact is None else f"{exact.mean[i]:.5g}"
         lines.append(f"{sim.time[i]:12.5g} {b:>12} {e:>12} {sim.mean[i]:12.5g} "
                      f"[{sim.ci95_low[i]:.5g}, {sim.ci95_high[i]:.5g}]".rjust(0))
     if not scheme.fresh:
         lines.append(f"staleness mean {sim.staleness_mean:.4g}, fresh fraction {sim.fresh_fraction:.4g}, "
                      f"measured γ {sim.gamma_measured if sim.gamma_measured is None else round(sim.gamma_measured, 4)}")
+    if exact is not None:
+        lines.append(f"model: {ModelCurve.METHOD} ({exact.paths} paths; largest standard error "
+                     f"{float(exact.stderr.max()):.2g})")
     lines.append(f"{sim.replicas} replicas, seed {seed}")
     return out, "\n".join(lines)

@@ -18,6 +18,7 @@ from .analytic import expected_runtime, order_statistic_mean
 from .delays import Delay
 from .montecarlo import iteration_cost, simulate_runtime, simulation_cost
 from .params import ParameterError
+from .random import keyed
 from .schemes import Scheme, make_scheme, scheme_parameters
 from .sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, exact_error_vs_time,
                   simulate_error, simulated_time_to_target)
@@ -76,7 +77,7 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAUL
     schemes = list(schemes)
     # the cheapest points are simulated first; a point whose shortest run (its warm-up and
     # MIN_ITERATIONS) no longer fits the budget is left without a Monte Carlo value
-    floor = [simulation_cost(s, MIN_ITERATIONS) for s in schemes]
+    floor = [simulation_cost(s, MIN_ITERATIONS, delay) for s in schemes]
     chosen, spent = set(), 0.0
     for i in sorted(range(len(schemes)), key=floor.__getitem__):
         if simulate and spent + floor[i] <= budget:
@@ -88,10 +89,11 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAUL
         est = expected_runtime(s, delay, work=analytic_work)
         row: dict[str, Any] = {**s.as_dict(), "label": s.label, "analytic": est.value,
                                "kind": est.kind, "method": est.method,
-                               "analytic_std": est.std}
+                               "analytic_std": est.std, "analytic_error": est.error}
         if i in chosen:
-            it = min(MAX_ITERATIONS_UI, MIN_ITERATIONS + int(spare / iteration_cost(s)))
-            mc = simulate_runtime(s, delay, it, seed=seed + 7919 * i, keep_times=False)
+            it = min(MAX_ITERATIONS_UI, MIN_ITERATIONS + int(spare / iteration_cost(s, delay)))
+            # the point's own stream: the same point gets the same numbers in every chart
+            mc = simulate_runtime(s, delay, it, seed=keyed(seed, "runtime", s.label), keep_times=False)
             row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1],
                        mc_iterations=mc.iterations, staleness_mean=mc.staleness_mean,
                        fresh_fraction=mc.fresh_fraction)
@@ -129,10 +131,15 @@ def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Delay, K: int, 
     rows = runtime_rows(schemes, delay, budget, seed)
     mean_x = delay.mean
     for r in rows:
-        # samples processed per unit time relative to one worker: K_used · E[X] / E[T]
+        # samples processed per unit time relative to one worker: K_used · E[X] / E[T], from
+        # the analytic E[T] (an upper bound on E[T] gives a lower bound on the speed-up) and
+        # from the Monte Carlo mean, each kept apart
         used = 1 if r["scheme"] == "async" else (r["K"] or r["m"])
-        val = r["analytic"] if r["analytic"] is not None else r.get("mc_mean")
-        r["throughput_speedup"] = (used * mean_x / val) if (val and math.isfinite(mean_x)) else None
+        ok = math.isfinite(mean_x)
+        a, mc = r["analytic"], r.get("mc_mean")
+        r["speedup_analytic"] = used * mean_x / a if (ok and a and r["kind"] in ("exact", "numerical")) else None
+        r["speedup_lower_bound"] = used * mean_x / a if (ok and a and r["kind"] == "upper_bound") else None
+        r["speedup_mc"] = used * mean_x / mc if (ok and mc and mc > 0) else None
     return rows
 
 
@@ -159,9 +166,9 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
-    for i, s in enumerate(schemes):
+    for s in schemes:
         try:
-            sim = simulate_error(s, delay, problem, time, points, replicas, seed + 104_729 * i, lr,
+            sim = simulate_error(s, delay, problem, time, points, replicas, keyed(seed, "sgd", s.label), lr,
                                  max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
                                  max_timing_cost=UI_MAX_TIMING_COST / max(len(schemes), 1))
         except ParameterError as exc:  # this scheme only: the others are still drawn
@@ -170,11 +177,12 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
         g = gamma if gamma is not None else sim.gamma_measured
         p = p0 if p0 is not None else sim.fresh_fraction
         bound = bound_vs_time(s, delay, problem, sim.time, g, p, seed=seed)
-        exact = exact_error_vs_time(s, delay, problem, sim.time, paths=200, seed=seed + 1)
+        model = exact_error_vs_time(s, delay, problem, sim.time, paths=200, seed=keyed(seed, "timing", s.label))
         for j, t in enumerate(sim.time):
             rows.append({"scheme": s.label, "time": float(t),
                          "bound": None if bound.values is None else float(bound.values[j]),
-                         "exact": None if exact is None else float(exact[0][j]),
+                         "model": None if model is None else float(model.mean[j]),
+                         "model_stderr": None if model is None else float(model.stderr[j]),
                          "simulated_mean": float(sim.mean[j]), "simulated_low": float(sim.ci95_low[j]),
                          "simulated_high": float(sim.ci95_high[j])})
         summary.append({"scheme": s.label, "bound_kind": bound.kind, "bound_note": bound.note,
@@ -192,11 +200,11 @@ def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: 
     """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation."""
     out = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
-    for i, s in enumerate(schemes):
+    for s in schemes:
         sim = None
         if replicas and time:
             try:
-                sim = simulate_error(s, delay, problem, time, points, replicas, seed + 31 * i,
+                sim = simulate_error(s, delay, problem, time, points, replicas, keyed(seed, "sgd", s.label),
                                      max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
                                      max_timing_cost=UI_MAX_TIMING_COST / max(len(schemes), 1))
             except ParameterError:

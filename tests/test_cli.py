@@ -8,9 +8,18 @@ import pytest
 
 
 
+def _limit_memory():
+    # the CLI promises ≤ 1 GiB per call; the interpreter with numpy/scipy takes ~350 MB of
+    # address space: a call that tries to allocate more fails here instead of swapping
+    import resource
+    resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, 1536 * 2**20))
+
+
 def run(*args):
+    env = dict(__import__("os").environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     p = subprocess.run([sys.executable, "-m", "distsgd", *args], capture_output=True, text=True,
-                       timeout=120, cwd=str(__import__("pathlib").Path(__file__).parent.parent))
+                       timeout=120, cwd=str(__import__("pathlib").Path(__file__).parent.parent),
+                       preexec_fn=_limit_memory, env=env)
     return p.returncode, p.stdout, p.stderr
 
 
@@ -68,6 +77,18 @@ def test_local_sgd_json_has_h():
     (["--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", "--seed", "-4"], "seed"),
     (["--scheme", "sync", "--m", "4"], "--delay"),
     (["--scheme", "local-sgd", "--m", "4", "--delay", "exp(rate=1)"], "H"),
+    # issue 7: these exited 1 (OverflowError, MemoryError) or printed NaN, or never returned
+    (["--scheme", "sync", "--m", "1000", "--delay", "exp(rate=1e-300)", "--iterations", "2"], "rate"),
+    (["--scheme", "sync", "--m", "1", "--delay", "weibull(shape=1e-300, scale=1)", "--iterations", "2"], "shape"),
+    (["--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", "--iterations", "1"], "iterations"),
+    (["--scheme", "local-sgd", "--m", "100000", "--H", "10000", "--delay", "weibull(shape=2, scale=1)",
+      "--iterations", "2"], "H"),
+    (["--scheme", "k-batch-async", "--m", "10", "--K", "1000", "--delay", "exp(rate=1)",
+      "--iterations", "10000000"], "iterations"),
+    (["--scheme", "k-async", "--m", "100000", "--K", "2", "--delay", "exp(rate=1)", "--iterations", "2"], "m"),
+    (["--scheme", "sync", "--m", "4", "--delay", "empirical(file=/dev/zero)"], "regular file"),
+    (["--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", "--seed", "9223372036854775808"], "seed"),
+    (["--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", "--seed", "1.5"], "seed"),
 ])
 def test_runtime_bad_input_exits_2_with_one_line(args, names):
     code, out, err = run("runtime", *args)
@@ -93,7 +114,13 @@ def test_error_json_contract_fresh_scheme():
     s = d["simulated"]
     assert len(s["mean"]) == len(s["ci95_low"]) == len(s["ci95_high"]) == 11 and s["replicas"] == 50
     assert all(lo <= m <= hi for lo, m, hi in zip(s["ci95_low"], s["mean"], s["ci95_high"]))
-    assert len(d["exact"]) == 11
+    # the model curve says what it is: exact in the SGD noise, averaged over simulated N(t),
+    # with its standard error (issue 7: it used to be called "exact")
+    model = d["exact_model"]
+    assert "exact" not in d
+    assert len(model["mean"]) == len(model["stderr"]) == 11 and model["paths"] >= 16
+    assert "simulated timing paths" in model["method"]
+    assert all(se >= 0 for se in model["stderr"]) and model["stderr"][0] == 0  # at t = 0 nothing is random
 
 
 def test_error_json_async_reports_staleness_and_uses_measured_p0():
@@ -103,7 +130,7 @@ def test_error_json_async_reports_staleness_and_uses_measured_p0():
     d = json.loads(out)
     assert d["simulated"]["staleness_mean"] > 0
     assert d["bound_params"]["p0"] == pytest.approx(d["simulated"]["fresh_fraction"])
-    assert d["exact"] is None
+    assert d["exact_model"] is None
 
 
 @pytest.mark.parametrize("change, name", [
@@ -118,3 +145,19 @@ def test_error_bad_input_exits_2(change, name):
     code, out, err = run("error", "--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", *args)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and name in err and "Traceback" not in err
+
+
+def test_trace_with_huge_values_exits_2_naming_the_line(tmp_path):
+    p = tmp_path / "t.csv"
+    p.write_text("1\n2\n1e308\n")
+    code, out, err = run("runtime", "--scheme", "sync", "--m", "4", "--delay", f"empirical(file={p})")
+    assert code == 2 and out == "" and "line 3" in err and len(err.strip().splitlines()) == 1
+
+
+def test_the_largest_seed_is_printed_exactly():
+    seed = 2**63 - 1  # float(seed) == 2**63, outside the domain: the old check refused it
+    code, out, err = run("runtime", "--scheme", "async", "--m", "3", "--delay", "exp(rate=1)",
+                         "--iterations", "500", "--seed", str(seed), "--json")
+    assert code == 0, err
+    assert json.loads(out)["monte_carlo"]["seed"] == seed
+
