@@ -6,6 +6,7 @@ mirrored in the URL; the pages live in ``pages/``.
 
 import streamlit as st
 
+from distsgd.ui import page as page_ui
 from distsgd.ui import sidebar, state
 
 st.set_page_config(page_title="distsgd — stragglers and staleness", page_icon="⏱️", layout="wide")
@@ -20,10 +21,13 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
+state.begin_run()
+state.start()  # once per session: every control the URL names, validated, before anything is drawn
 st.session_state["_selection"] = sidebar.sidebar()
 try:
     page.run()
 finally:
     # the selection belongs to this run only: a page run on its own draws the sidebar itself
     st.session_state.pop("_selection", None)
-state.sync_url(sidebar.url_keys())
+page_ui.show_notices()
+state.sync_url()

@@ -21,18 +21,21 @@ with page.guard():
     c[1].metric("sd(X)", "∞" if not np.isfinite(d.var) else f"{np.sqrt(d.var):.4g}")
     c[2].metric("new-longer-than-used", "yes" if d.is_nlu else "no")
     c[3].metric("median", f"{float(d.ppf(0.5)):.4g}")
-    sample = d.sample(np.random.default_rng(sel.seed), 20_000)
+    sample = cached.delay_sample(d, sel.seed)
     q = np.linspace(0.005, 0.995, 199)
     page.chart(plots.delay_figure(d, sample),
                [{"quantile": float(a), "x": float(b), "cdf": float(c)}
                 for a, b, c in zip(q, d.ppf(q), d.cdf(d.ppf(q)))], "delay-quantiles",
                "A long right tail is what makes stragglers: the mean hides it, the maximum of many does not.")
-    os_ = cached.order_statistic(d, sel.K, sel.m, 20_000, sel.seed)
-    page.chart(plots.order_statistic_figure(os_["samples"], os_["x"], os_["pdf"], sel.K, sel.m, os_["mean"]),
-               [{"quantile": float(a), "x": float(b)} for a, b in zip(q, np.quantile(os_["samples"], q))],
+    kth = cached.order_statistic(d, sel.K, sel.m, sel.seed)
+    page.chart(plots.order_statistic_figure(kth["samples"], kth["edges"], kth["theory"], sel.K, sel.m, kth["mean"]),
+               [{"quantile": float(a), "x": float(b)} for a, b in zip(q, np.quantile(kth["samples"], q))],
                "order-statistic",
-               f"The K-th of m finishes well before the slowest: this is the time one K-sync iteration waits "
-               f"(K = {sel.K}, m = {sel.m}); drawn exactly as F⁻¹(Beta(K, m−K+1)).")
+               f"The time one K-sync iteration waits (K = {sel.K}, m = {sel.m}): the K-th fastest of m, drawn "
+               "exactly as F⁻¹(Beta(K, m−K+1))"
+               + ("." if sel.K == sel.m else "; it finishes before the slowest, whose law is the fan-out below.")
+               + (" A trace is a discrete law: the theory line is each bin's exact probability over its width."
+                  if kth["theory"]["kind"] == "bins" else ""))
     ms = tuple(sorted(set(sweeps.m_grid(1000, 13)) | {10, 100, 1000}))
     fan = cached.fanout(d, ms, 4000, sel.seed)["rows"]
     page.chart(plots.fanout_figure([r["m"] for r in fan], [r["analytic"] for r in fan],

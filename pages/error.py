@@ -5,28 +5,23 @@ import math
 import streamlit as st
 
 from distsgd import plots, sgd, sweeps
-from distsgd.ui import cached, page, sidebar, state
+from distsgd.ui import cached, claims, page, sidebar, state
 
 sel = sidebar.current()
 page.header(
     "Error against wall-clock time",
     "Each scheme runs SGD on the model problem f(w) = ½ Σ hᵢ wᵢ² (curvatures from μ to L, gradient "
     "noise σ²/b) with the timing of the sidebar's delays. Shown: the simulated mean error with its 95% "
-    "band, the exact expectation for this problem where it is known (fresh gradients, local SGD), and "
-    "the bound of Dutta et al. with J(t) = t / E[T] iterations (dashed).",
+    "band; for fresh gradients and local SGD the model's exact expected error after n updates, averaged "
+    "over simulated update counts N(t) (dotted); and the bound of Dutta et al. with J(t) = t / E[T] "
+    "iterations (dashed).",
     [r"\text{fresh: } \mathbb{E}[f(w_J)]-f^* \le F_K + (1-\eta\mu)^J (F_0 - F_K),\quad F_K=\frac{\eta L\sigma^2}{2\mu b K}",
      r"\text{stale: } \mathbb{E}[f(w_J)]-f^* \le F'_K + (1-\eta\mu\gamma')^J (F_0 - F'_K),\quad "
      r"\gamma' = 1-\gamma+\tfrac{p_0}{2},\ F'_K=\frac{\eta L\sigma^2}{2\mu\gamma' b K}"],
 )
 with st.expander("Problem and learning rate", expanded=False):
-    c1, c2, c3, c4 = st.columns(4)
-    eta = sidebar.number("eta", c1, slider=False)
-    L = sidebar.number("L", c1, slider=False)
-    mu = sidebar.number("mu", c2, slider=False)
-    sigma2 = sidebar.number("sigma2", c2, slider=False)
-    b = sidebar.number("b", c3, slider=False)
-    f0 = sidebar.number("f0", c3, slider=False)
-    dim = sidebar.number("dim", c4, slider=False)
+    problem = sidebar.problem_controls()
+    c4 = st.columns(4)[3]
     lr_rule = sidebar.choice("lr_rule", c4)
     C = sidebar.number("C", c4, slider=False) if lr_rule == "adaptive" else state.value("C")
     c5, c6, c7 = st.columns(3)
@@ -39,14 +34,13 @@ horizon = sidebar.number("horizon", c1, slider=False)
 eps = sidebar.number("eps", c2, slider=False)
 
 with page.guard():
-    problem = sgd.Problem(eta=eta, L=L, mu=mu, sigma2=sigma2, b=b, f0=f0, dim=dim)
     schemes = tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in sel.schemes)
     lr = sgd.LearningRate(lr_rule, C)
     rows, summary = cached.error_rows(schemes, sel.delay, problem, horizon, 101, replicas, sel.seed,
                                       gamma, p0, lr)
     for s in summary:
         if "skipped" in s:
-            st.warning(f"Not simulated — {s['skipped']}", icon="⚠️")
+            st.warning(state.plain(f"Not simulated — {s['skipped']}"), icon="⚠️")
     summary = [s for s in summary if "skipped" not in s]
     schemes = tuple(x for x in schemes if any(s["scheme"] == x.label for s in summary))
     targets = {}
@@ -54,9 +48,7 @@ with page.guard():
         mean = [r["simulated_mean"] for r in rows if r["scheme"] == s.label]
         t = [r["time"] for r in rows if r["scheme"] == s.label]
         targets[s.label] = sgd.time_to_target(t, mean, eps)
-    page.chart(plots.error_figure(rows, eps, targets), rows, "error-vs-time",
-               "Fewer gradients per update (K-sync, async) make progress sooner but level off at a "
-               "higher floor; the bound is loose but has the right shape; stale gradients need a smaller η.")
+    page.chart(plots.error_figure(rows, eps, targets), rows, "error-vs-time", claims.error_race(rows, targets, eps))
     st.subheader("Per scheme")
     page.table([{
         "scheme": s["scheme"],

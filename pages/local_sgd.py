@@ -35,17 +35,19 @@ with page.guard():
                                     y_title="E[T] per local step (time units)"), rows, "local-runtime-vs-H",
                "The per-step cost falls like (slowest sum + D)/H: the straggler's delay averages out over H "
                "steps and D is paid once per round.")
-    problem = sgd.Problem(**{k: state.value(k) for k in ("eta", "L", "mu", "sigma2", "b", "f0", "dim")})
+    with st.expander("Problem and horizon of the error chart below", expanded=False):
+        problem = sidebar.problem_controls()
+        horizon = sidebar.number("horizon", st.columns(4)[0], slider=False)
     Hcmp = tuple(sorted({1, sel.H, min(4 * sel.H, state.UI_H_MAX)}))
     schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in Hcmp)
-    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(state.value("horizon")), 81, 40,
+    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(horizon), 81, 40,
                                     sel.seed, None, None, sgd.LearningRate())
     for s in esum:
         if "skipped" in s:
-            st.warning(f"Not simulated — {s['skipped']}", icon="⚠️")
+            st.warning(state.plain(f"Not simulated — {s['skipped']}"), icon="⚠️")
     page.chart(plots.error_figure(erows, None, None), erows, "local-error-vs-time",
-               "Larger H reaches a given time with more local steps but averages less often; with a slow "
-               "network the larger H wins early, while its noise floor is set by how often models are averaged.")
+               "Larger H pays the waiting and D once per H steps but averages less often, so its models drift "
+               "apart between averages: compare where each curve starts to fall and where it levels off.")
     ms = tuple(sweeps.m_grid(1000, 12))
     ps = [comm.CommModel(**({} if net is None else dict(params=net.params, bandwidth=net.bandwidth,
                                                           latency=net.latency)),
@@ -60,5 +62,6 @@ with page.guard():
     srows = cached.runtime_vs_m(("sync", "async", "local-sgd"), tuple(sweeps.m_grid(max(sel.m, 2), 10)),
                                 sel.delay, sel.K, sel.H, float(D), sel.budget, sel.seed)
     page.chart(plots.speedup_figure(srows), srows, "speedup-vs-m",
-               "Throughput of m workers relative to one: async approaches m×, sync falls away as the slowest "
-               "worker dominates, local SGD recovers part of the gap by averaging rarely.")
+               "Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync falls "
+               "below m× as the slowest worker dominates, and local SGD pays (slowest sum of H + D)/H per step: "
+               "above sync where spreading the wait over H steps outweighs D/H, below it where it does not.")

@@ -3,15 +3,16 @@
 import streamlit as st
 
 from distsgd import plots, sweeps
+from distsgd.montecarlo import timeline_max_iterations
 from distsgd.ui import cached, page, sidebar
 
 sel = sidebar.current()
 page.header(
     "Timeline of the workers",
     "A Gantt chart of one run: green bars are gradients used fresh, orange ones used stale, red ones "
-    "cancelled at an update, grey is waiting idle, blue is communication (local SGD); the dotted lines "
-    "u1, u2, … are the updates, when the server publishes new parameters. This is where stragglers "
-    "become visible.",
+    "cancelled at an update, grey is waiting idle, dark blue is communication (local SGD), light blue is "
+    "work still running when the window ends; the dotted lines u1, u2, … are the updates, when the "
+    "server publishes new parameters. This is where stragglers become visible.",
 )
 c1, c2 = st.columns(2)
 name = sidebar.choice("tl_scheme", c1)
@@ -20,11 +21,19 @@ with page.guard():
     m = min(sel.m, 40)
     if sel.m > m:
         st.info(f"The timeline draws at most 40 workers; showing m = {m} (the sidebar has m = {sel.m}).")
-    scheme = sweeps.build(name, m, sel.K, sel.H, 0.5 if name == "local-sgd" else 0.0)
+    D = sidebar.number("D", st.columns(2)[0]) if name == "local-sgd" else 0.0  # the local SGD page's D
+    scheme = sweeps.build(name, m, sel.K, sel.H, float(D))
+    fit = timeline_max_iterations(scheme)
+    if iters > fit:
+        st.info(f"{scheme.label}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.")
+        iters = fit
     tl = cached.timeline(scheme, sel.delay, iters, sel.seed)
     page.chart(plots.timeline_figure(tl), tl.rows(), f"timeline-{name}",
-               "Sync wastes the grey time waiting for the slowest; K-sync turns it into red cancelled work; "
-               "async keeps everyone busy, at the price of orange stale gradients.")
+               "Sync: finished workers wait (grey) for the slowest. K-sync: the first K wait for the K-th and "
+               "the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
+               "others keep computing, and push stale (orange) gradients. Async and K-batch-async: nobody "
+               "waits, at the price of stale gradients. Local SGD: everyone waits for the slowest sum of H "
+               "steps, then communicates.")
     total = float(tl.update_times[-1]) * m
     dur = tl.end - tl.start
     share = {o: float(dur[tl.outcome == o].sum()) / total for o in plots.OUTCOME_COLORS}

@@ -27,6 +27,19 @@ def trace_names(at: AppTest) -> list[list[str]]:
     return [[t.get("name", "") for t in json.loads(c.proto.spec)["data"]] for c in at.get("plotly_chart")]
 
 
+def control(at: AppTest, key: str):
+    """A control's current value: the dashboard keeps every control's value in its store
+    (the widgets are given theirs from it), whether or not its widget is drawn on this page."""
+    from distsgd.ui.state import CONTROLS
+    return at.session_state["_controls"].get(key, CONTROLS[key].initial())
+
+
+def shown(w) -> str:
+    """The text a notice shows (its Markdown with the escapes removed)."""
+    import re
+    return re.sub(r"\\(.)", r"\1", w.value)
+
+
 def assert_clean(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
@@ -134,7 +147,7 @@ def test_hostile_urls_render_with_a_notice_and_clamped_values(query, expect):
     assert_clean(at)
     assert at.warning, "expected a visible notice"
     for key, v in expect.items():
-        assert at.session_state[key] == v, (key, at.session_state[key])
+        assert control(at, key) == v, (key, control(at, key))
     assert at.get("plotly_chart")
 
 
@@ -167,4 +180,88 @@ def test_presets_set_the_controls(preset):
     assert_clean(at)
     for key, v in PRESETS[preset].items():
         if key in ("m", "K", "delay", "lam", "delta", "alpha", "schemes"):
-            assert at.session_state[key] == v, key
+            assert control(at, key) == v, key
+
+
+# -- controls keep their values (issue 7) ---------------------------------------------------
+
+def test_moving_m_keeps_k():
+    """K's slider maximum follows m, so Streamlit re-creates the widget when m moves; K must
+    keep its value (it used to fall back to 1)."""
+    at = fresh({"m": "20", "K": "7"})
+    at.sidebar.slider(key="m").set_value(21).run()
+    assert_clean(at)
+    assert at.sidebar.slider(key="K").value == 7
+    assert at.query_params["K"] == "7" and at.query_params["m"] == "21"
+    at.sidebar.slider(key="m").set_value(5).run()  # now K = 7 is no longer allowed
+    assert at.sidebar.slider(key="K").value == 5
+    assert any("K = 7" in shown(w) and "clamped to 5" in shown(w) for w in at.warning)
+    at.sidebar.slider(key="m").set_value(30).run()  # clamped once; stays 5
+    assert at.sidebar.slider(key="K").value == 5 and not at.warning
+
+
+def test_moving_one_family_parameter_keeps_the_others():
+    at = fresh({"delay": "uniform", "u_low": "1", "u_high": "3"})
+    at.sidebar.slider(key="u_low").set_value(2.0).run()  # u_high's minimum follows u_low
+    assert at.sidebar.slider(key="u_high").value == 3.0
+    at.sidebar.slider(key="u_low").set_value(3.5).run()  # now b > a forces a clamp
+    assert at.sidebar.slider(key="u_high").value > 3.5
+    assert at.warning
+
+
+def test_switching_pages_keeps_every_control():
+    query = {"m": "37", "K": "9", "delay": "lognormal", "ln_sigma": "1.3", "budget": "fast", "seed": "5",
+             "eta": "0.02", "tl_iters": "4", "schemes": ["sync", "k-async"]}
+    at = fresh(query)
+    for page in PAGES + PAGES[:1]:
+        at.switch_page(page)
+        at.run()
+        assert_clean(at)
+        for key, v in (("m", 37), ("K", 9), ("delay", "lognormal"), ("ln_sigma", 1.3), ("budget", "fast"),
+                       ("seed", 5), ("eta", 0.02), ("tl_iters", 4), ("schemes", ["sync", "k-async"])):
+            assert control(at, key) == v, (page, key)
+        assert at.query_params["m"] == "37" and at.query_params["eta"] == "0.02", page
+
+
+def test_page_key_notice_shows_on_the_first_run():
+    at = fresh({"eta": "junk", "tl_iters": "999"})  # keys of the error and timeline pages
+    assert any("eta" in shown(w) for w in at.warning)
+    assert any("tl_iters" in shown(w) for w in at.warning)
+    assert "eta" not in at.query_params  # junk replaced by the default, which is not written
+
+
+def test_mu_above_l_is_clamped_with_a_notice():
+    for page in ("pages/error.py", "pages/local_sgd.py", "pages/tradeoffs.py"):
+        at = fresh({"mu": "5", "L": "2"})
+        at.switch_page(page)
+        at.run()
+        assert_clean(at)
+        assert control(at, "mu") == 2.0, page
+        assert any("mu" in shown(w) for w in at.warning), page
+
+
+def test_repeated_url_values_are_deduplicated_and_cleaned():
+    at = fresh({"schemes": ["sync", "sync", "async"], "m": ["abc", "12"], "zzz": "1"})
+    assert_clean(at)
+    assert control(at, "schemes") == ["sync", "async"]
+    table = at.dataframe[0].value
+    assert list(table["scheme"]).count(table["scheme"][0]) == 1
+    assert control(at, "m") == 12
+    assert at.query_params["schemes"] == ["sync", "async"] and at.query_params["m"] == "12"
+    assert "zzz" not in at.query_params
+    at2 = fresh({"lam": ["junk", "junk"]})
+    assert "lam" not in at2.query_params and control(at2, "lam") == 1.0
+
+
+@pytest.mark.parametrize("query", [{"schemes": "[click](https://example.org/x)"},
+                                   {"delta": "![i](http://host/x.png)"},
+                                   {"schemes": ["x" * 10_000, "<b>bold</b>", "$\\frac{1}{0}$"]}])
+def test_url_text_in_notices_is_plain_and_short(query):
+    at = fresh(query)
+    assert_clean(at)
+    assert at.warning
+    for w in at.warning:
+        body = w.proto.body  # the Markdown Streamlit renders
+        assert len(body) < 400, len(body)
+        for raw in ("](", "![", "<b>", "$\\frac", "https://"):
+            assert raw not in body, (raw, body)

@@ -2,51 +2,67 @@
 
     .venv/bin/python -m pytest tests/test_browser.py -q      # or: make test (runs everything)
 
-Starts the app on a free port, opens every page (clicking the sidebar links), waits until the
-app is idle and the charts are drawn, checks there is no exception or traceback, saves a
-full-page screenshot per page under ``test-artifacts/screenshots/``, moves the ``m`` slider with
-the keyboard (the page reruns and the URL follows), opens a hostile URL (junk and
-out-of-range values must give notices, never an exception) and a deep link (its values must
-come back).  The server log must hold no traceback: page.guard() hides errors from the page
-but logs them.  About 30–45 s.
+What a person does, and what must hold (DESIGN.md §5: the sidebar is shared by every page and
+mirrored in the URL, so a link reproduces the view):
+
+1. Every page through its sidebar link: it renders, shows no exception or traceback, and a
+   full-page screenshot goes to ``test-artifacts/screenshots/<page>.png``.
+2. Every sidebar control moves, and all the others keep their values.  Starting from a link
+   with non-default values, each slider, number input, selectbox, multiselect and radio of the
+   shared sidebar is moved in turn (the delay family is set to each family in turn and each of
+   its parameters moved; at the end two families come back, and their parameters must be as
+   they were left; a preset is applied).  After every move the sidebar's widgets (DOM) and the
+   URL are read: the moved control shows its new value, every other control keeps its value,
+   widget and URL agree.  A control may change only when its old value is no longer allowed
+   (K > m after m decreases), and then a notice says so.
+3. Clicking another page while a run is still going loses nothing, in two ways, from a link
+   with non-default values (heavy Monte Carlo budget):
+   - a first visit over a slow network (Chromium's emulation: no cache, 150 ms, 1 MB/s; a new
+     session each time): another page's link is clicked 30, 100, 300, 1000 ms after the
+     sidebar starts to be drawn, while the first run is going and the widgets' code is still
+     arriving;
+   - in one session: a control is moved and another page's link clicked 30, 100, 300 and
+     1000 ms later (twice each).
+   Once the app has settled every control holds its value (DOM and URL).
+4. A measured trace goes in through the real upload widget: a small CSV of positive times is
+   used (the sidebar caption says ``X ~ trace …``) and survives a move and a page change;
+   binary junk, negative and non-numeric values and a header-only file each give a notice,
+   never a traceback, and are not used; no notice asks for a file while one is there.
+5. A hostile URL (junk and out-of-range values) gives notices, never an exception; a copied
+   link brings its values back; the m slider reruns the page.
+
+Every broken promise is collected, so a run reports all of them, and the test fails at the end
+if there was any.  The server log must hold no traceback (page.guard() hides errors from the
+page but logs them).  About 2½ minutes on two shared cores; each part's time is printed (-s).
+
+``DISTSGD_APP_DIR=/path/to/checkout`` serves (and introspects) the app of another checkout,
+e.g. an old commit in a ``git worktree``, with this test; its screenshots go to that
+checkout's ``test-artifacts/screenshots/``.
 
 Chromium is ``/usr/bin/chromium`` (``apt-get install chromium``; ``make test`` does it); no
 browser is ever downloaded.  Without it the test is skipped — unless ``CI`` is set (to anything
 but "", 0, false, no), where it fails, so CI can never skip it silently.
 
 ``DISTSGD_DOCS_SCREENSHOTS=1`` also writes 1400×1000 screenshots of every page to
-``docs/screenshots/<page>.png`` for the README.
+``docs/screenshots/<page>.png`` for the README.  A broken promise leaves a screenshot,
+``fail-<part>-<n>.png``, next to the pages' ones (a run first removes the previous run's).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.parse
-import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 import pytest
 
-from distsgd.ui.state import CONTROLS
+import browser_support as bs
+from browser_support import Problems, Snap, Spec
 
 pytestmark = pytest.mark.browser
-
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]
-ARTIFACTS = ROOT / "test-artifacts" / "screenshots"
-DOCS_SHOTS = ROOT / "docs" / "screenshots"
-VIEWPORT = {"width": 1400, "height": 1000}
 
 # URL path (as st.navigation derives it from the file name) -> screenshot name, a word of its title
 PAGES = {
@@ -58,100 +74,45 @@ PAGES = {
     "/tradeoffs": ("tradeoffs", "trade-off"),
 }
 HOSTILE = "/?m=abc&lam=0&delay=nonsense&K=1000"
-
-SERVER_START_S = 60  # until /_stcore/health answers
-RENDER_S = 45        # one page: script finished and charts drawn
-IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
-CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg'
-EXCEPTION = '[data-testid="stException"]'
-GUARD_MESSAGES = ("Something went wrong", "Cannot compute this view")  # page.guard() hides errors in these
-
-
-def _slider(pg, key: str):
-    """The range input of a sidebar slider (its aria-label is the control's label)."""
-    return pg.locator(f'[data-testid="stSidebar"] [data-testid="stSlider"] '
-                      f'input[type="range"][aria-label="{CONTROLS[key].label}"]')
-
-
-def _need(what: str) -> None:
-    """Skip locally; fail on CI, which must run the browser test."""
-    msg = f"browser test needs {what}"
-    if os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
-        pytest.fail(f"{msg} (CI is set, so this is a failure, not a skip)", pytrace=False)
-    pytest.skip(f"{msg}; install it with `apt-get install chromium` or `make test`")
+COPIED = "/timeline?m=20&K=5&delay=exp&lam=2"
+# part 2 starts here: every value non-default, so a reset to defaults or minimums shows
+MOVES_START = ("/delays?delay=exp&lam=2&m=20&K=7&H=6&schemes=sync&schemes=k-sync&schemes=async"
+               "&seed=5&budget=fast")
+# part 3: heavy work, so that runs take long enough to be interrupted by a click
+SWITCH_START = "/?m=37&K=9&delay=lognormal&ln_sigma=1.3&budget=accurate&seed=5"
+SWITCH_DELAYS_MS = (30, 100, 300, 1000, 100, 30, 1000, 300)
+SWITCH_MOVES = ("ln_sigma", "m", "K", "H")  # cycled, one per trial: each with two delays
+TRACE_START = "/delays?delay=trace&m=12&K=3&H=5&budget=fast"
+TRACE_CSV = bs.ROOT / "tests" / "data" / "trace.csv"
+ASKS_FOR_UPLOAD = re.compile(r"upload a trace|upload .* to use it", re.IGNORECASE)
+JUNK_TRACES = [
+    ("junk.csv", bytes(range(256)) * 8 + b"\x00\xff\xfe" * 100),
+    ("negative.csv", b"seconds\n0.5\n-1.25\n0.75\n"),
+    ("words.csv", b"seconds\n0.5\nfast\nslow\n"),
+    ("header-only.csv", b"seconds,step\n"),
+]
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Path:
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        _need(f"Debian's Chromium at {CHROMIUM}")
+    if not (bs.CHROMIUM.is_file() and os.access(bs.CHROMIUM, os.X_OK)):
+        bs.need(f"Debian's Chromium at {bs.CHROMIUM}")
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        _need("the playwright Python package (requirements-dev.txt)")
-    return CHROMIUM
+        bs.need("the playwright Python package (requirements-dev.txt)")
+    return bs.CHROMIUM
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+@pytest.fixture(scope="module")
+def spec() -> Spec:
+    return bs.introspect()
 
 
 @pytest.fixture(scope="module")
 def server(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``streamlit run app.py`` on a free port, in its own process group; its base URL."""
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("streamlit") / "streamlit.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--browser.gatherUsageStats", "false",
-           # others edit the sources while the suite runs: no "File change. Rerun?" prompt
-           "--server.fileWatcherType", "none"]
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + SERVER_START_S
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
-            try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
-                    if r.status == 200 and r.read().strip() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"streamlit did not answer /_stcore/health within {SERVER_START_S} s:\n"
-                            f"{log_path.read_text(errors='replace')}")
-            time.sleep(0.25)
-        yield base
-        log_text = log_path.read_text(errors="replace")  # before shutdown, which may log noise
-    finally:
-        _stop(proc)
-    # page.guard() shows a polite message but logs the exception: none may have happened
-    assert "Traceback" not in log_text, f"the server logged a traceback:\n{log_text}"
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """Terminate the whole process group (streamlit and anything it started)."""
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=10)
-    # children that outlived the leader
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+    """``streamlit run app.py`` (from DISTSGD_APP_DIR, default this checkout) on a free port."""
+    yield from bs.serve(tmp_path_factory.mktemp("streamlit") / "streamlit.log")
 
 
 @pytest.fixture(scope="module")
@@ -162,8 +123,8 @@ def browser(chromium: Path, tmp_path_factory: pytest.TempPathFactory):
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(chromium),
-            headless=True, args=CHROMIUM_ARGS, viewport=VIEWPORT)
-        ctx.set_default_timeout(RENDER_S * 1000)
+            headless=True, args=bs.CHROMIUM_ARGS, viewport=bs.VIEWPORT)
+        ctx.set_default_timeout(bs.RENDER_S * 1000)
         try:
             yield ctx
         finally:
@@ -171,137 +132,595 @@ def browser(chromium: Path, tmp_path_factory: pytest.TempPathFactory):
 
 
 # ---------------------------------------------------------------------------------------------
-# helpers
+# the test
 # ---------------------------------------------------------------------------------------------
 
-def _wait_idle(pg, charts: bool = True) -> None:
-    """Until the script has finished, nothing is stale, no status widget, and charts are drawn."""
-    pg.wait_for_selector(IDLE, state="attached")
-    pg.wait_for_function(
-        """() => {
-            const app = document.querySelector('[data-testid="stApp"]');
-            if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-            if (document.querySelector('[data-stale="true"]')) return false;
-            const w = document.querySelector('[data-testid="stStatusWidget"]');
-            return !w || !/running|stop/i.test(w.innerText);
-        }""")
-    if charts:
-        pg.wait_for_selector(CHART, state="attached")
+def test_dashboard_in_the_browser(server: str, browser, spec: Spec) -> None:
+    """One test (so that pytest-xdist never starts a second server and browser), in parts; every
+    problem found is reported at the end."""
+    problems = Problems()
+    for old in bs.ARTIFACTS.glob("fail-*.png"):  # a previous run's: they would mislead
+        old.unlink()
+    errors: list[str] = []  # JavaScript errors on any page
+    timings: dict[str, float] = {}
+
+    def part(name: str, fn: Callable[[], None]) -> None:
+        t = time.monotonic()
+        problems.part(name, fn)
+        timings[name] = time.monotonic() - t
+
+    part("pages", lambda: every_page_renders_and_the_slider_reruns(server, browser, spec, errors, problems))
+    part("moves", lambda: every_control_moves_and_the_others_keep_their_values(server, browser, spec, errors, problems))
+    part("upload", lambda: a_trace_comes_in_through_the_upload_widget(server, browser, spec, errors, problems))
+    part("page switch", lambda: clicking_a_page_while_a_run_is_going_loses_nothing(server, browser, spec, errors, problems))
+    part("hostile URL", lambda: hostile_url_gives_notices_not_exceptions(server, browser, spec, errors, problems))
+    part("copied link", lambda: a_copied_link_reproduces_the_view(server, browser, spec, errors, problems))
+    if errors:
+        problems.add(f"JavaScript errors in the page: {errors[:10]}")
+    print("browser test parts (s): " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()))
+    assert not problems, problems.report()
 
 
-def _path(url: str) -> str:
-    return re.sub(r"^https?://[^/]+", "", url).split("?")[0].rstrip("/") or "/"
+# ---------------------------------------------------------------------------------------------
+# 1. every page
+# ---------------------------------------------------------------------------------------------
 
-
-def _assert_clean(pg, where: str) -> None:
-    assert pg.locator(EXCEPTION).count() == 0, f"{where}: st.exception shown:\n{pg.locator(EXCEPTION).first.inner_text()}"
-    text = pg.locator("body").inner_text()
-    assert "Traceback" not in text, f"{where}: a traceback is shown"
-    for msg in GUARD_MESSAGES:
-        assert msg not in text, f"{where}: page.guard() caught an error: {msg!r} in\n{text[:2000]}"
-
-
-def _screenshot(pg, name: str) -> None:
-    """Full page: Streamlit scrolls inside its main section, so grow the viewport to fit it."""
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    height = pg.evaluate(
-        """() => Math.max(document.documentElement.scrollHeight,
-             ...[...document.querySelectorAll('[data-testid="stMain"], [data-testid="stAppViewContainer"], section')]
-               .map(e => e.scrollHeight))""")
-    pg.set_viewport_size({"width": VIEWPORT["width"], "height": max(VIEWPORT["height"], min(int(height), 12000))})
+def every_page_renders_and_the_slider_reruns(server: str, browser, spec: Spec, errors: list[str],
+                                             problems: Problems) -> None:
+    pg = bs.new_page(browser, errors)
     try:
-        pg.wait_for_timeout(300)  # plotly relayout after the resize
-        pg.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=True)
+        bs.open_url(pg, server + "/")
+        nav = pg.locator(bs.NAV_LINK)
+        hrefs = [bs.path_of(nav.nth(i).get_attribute("href") or "") for i in range(nav.count())]
+        assert hrefs == list(PAGES), f"sidebar page links {hrefs} are not {list(PAGES)}"
+
+        for path, (name, word) in PAGES.items():
+            if path != "/":
+                n0 = bs.runs(pg)
+                bs.click_page(pg, path)
+                pg.wait_for_url(lambda u, p=path: bs.path_of(u) == p)
+                bs.settle(pg, since=n0, what=f"click {path}")
+            pg.wait_for_function(
+                "w => { const h = document.querySelector('h1'); return h && h.innerText.toLowerCase().includes(w); }",
+                arg=word)
+            unclean = bs.clean_problems(pg, f"[pages] {path}")
+            for p in unclean:
+                problems.add(p, pg, f"pages-{name}")
+            if not unclean:  # a page that failed may have no chart: that is said above
+                try:
+                    pg.wait_for_selector(bs.CHART, state="attached")
+                except bs.PlaywrightError:
+                    problems.add(f"[pages] {path}: no chart after {bs.RENDER_S} s", pg, f"pages-{name}")
+            bs.screenshot(pg, name)
+            if not pg.locator("h1").first.inner_text().strip():
+                problems.add(f"[pages] {path}: empty title")
+
+        # back to the runtime page and move m three steps with the keyboard: the page reruns
+        n0 = bs.runs(pg)
+        bs.click_page(pg, "/")
+        pg.wait_for_url(lambda u: bs.path_of(u) == "/")
+        bs.settle(pg, since=n0, what="click /")
+        m = bs.widget(pg, "stSlider", spec.controls["m"]["label"]).locator('input[type="range"]').first
+        start = int(float(m.get_attribute("value") or "0"))
+        want = start + 3
+        for _ in range(3):
+            n0 = bs.runs(pg)
+            m.focus()
+            m.press("ArrowRight")
+            bs.settle(pg, since=n0, what="m → +1")
+        pg.wait_for_url(re.compile(rf"[?&]m={want}(&|$)"))
+        main = pg.locator('[data-testid="stMain"]').inner_text()
+        if f"m = {want}" not in main:
+            problems.add(f"[pages] / after m -> {want}: the page does not say 'm = {want}'", pg, "pages-m")
+        for p in bs.clean_problems(pg, f"[pages] / after m -> {want}"):
+            problems.add(p, pg, "pages-m")
     finally:
-        pg.set_viewport_size(VIEWPORT)
-        pg.wait_for_timeout(300)
-    if os.environ.get("DISTSGD_DOCS_SCREENSHOTS"):
-        DOCS_SHOTS.mkdir(parents=True, exist_ok=True)
-        pg.evaluate("() => document.activeElement && document.activeElement.blur()")
-        pg.screenshot(path=str(DOCS_SHOTS / f"{name}.png"))
+        pg.close()
 
 
 # ---------------------------------------------------------------------------------------------
-# tests
+# 2. every control moves, the others keep their values
 # ---------------------------------------------------------------------------------------------
 
-def test_dashboard_in_the_browser(server: str, browser) -> None:
-    """One test (so that pytest-xdist never starts a second server and browser), three parts."""
-    every_page_renders_and_the_slider_reruns(server, browser)
-    hostile_url_gives_notices_not_exceptions(server, browser)
-    a_copied_link_reproduces_the_view(server, browser)
+class Tracker:
+    """The values a person has set, as last seen (DOM per label, URL per key), and the checks
+    after each action: the moved controls show what was asked, the others what they showed
+    before (a hidden control, e.g. another family's parameter, when it comes back), widget and
+    URL agree, the page is clean."""
+
+    def __init__(self, pg, spec: Spec, problems: Problems, part: str) -> None:
+        self.pg, self.spec, self.problems, self.part = pg, spec, problems, part
+        self.dom: dict[str, Any] = {}
+        self.url: dict[str, Any] = {}
+        self.moved: set[str] = set()
+        self.failures = 0
+        self.last: Snap | None = None
+        self.doing = "starting"
+        self.actions = 0
+        self.lost = 0  # controls that changed although they should not have
+
+    def stopped(self, exc: BaseException) -> AssertionError:
+        """An exception in the middle of the part, with what was being done and a screenshot."""
+        msg = f"while {self.doing}: {type(exc).__name__}: {str(exc)[:1500]}"
+        try:
+            name = "fail-" + self.part.replace(" ", "-") + "-stopped"
+            msg += f"\n    (screenshot: {bs.screenshot(self.pg, name, full=False)})"
+        except (bs.PlaywrightError, OSError):
+            pass
+        return AssertionError(msg)
+
+    def look(self) -> Snap:
+        self.last = bs.snap(self.pg, self.spec)
+        return self.last
+
+    def remember(self, s: Snap) -> None:
+        for label, (kind, shown) in s.widgets.items():
+            self.dom[label] = shown
+            key = self.spec.key(label)
+            if key is not None:
+                self.url[key] = self.spec.url_value(key, s.query)
+        self.last = s
+
+    def act(self, what: str, do: Callable[[], Any], moved: dict[str, Any] | None = None,
+            clamps: dict[str, Any] | None = None, rerun: bool = True, may_vanish: bool = False) -> Snap:
+        """Do an action (which reruns the app), wait until settled, check, remember.
+
+        ``moved``: label -> the value it must now show (None: anything).  ``clamps``: label ->
+        a value the control may take instead of its old one, only with a notice naming it.
+        ``may_vanish``: a moved control may be gone from the sidebar (a preset's hidden ones)."""
+        self.doing = what
+        self.actions += 1
+        n0 = bs.runs(self.pg)
+        result = do()
+        if callable(moved):
+            moved = moved(result)
+        moved = moved or {}
+        bs.settle(self.pg, since=n0 if rerun else None, what=f"{self.part}: {what}")
+        s = self.look()
+        self.check(what, s, moved, clamps or {}, may_vanish)
+        self.remember(s)
+        for label in moved:  # set while hidden (by a preset): what it was before no longer holds
+            if label not in s.widgets:
+                self.dom.pop(label, None)
+                self.url.pop(self.spec.key(label) or "", None)
+        self.moved.update(moved)
+        return s
+
+    def check(self, what: str, s: Snap, moved: dict[str, Any], clamps: dict[str, Any],
+              may_vanish: bool = False) -> list[str]:
+        found: list[str] = []
+        where = f"[{self.part}] after {what} (on {s.path})"
+        found += bs.clean_problems(self.pg, where)
+        for label, want in moved.items():
+            if label not in s.widgets:
+                if may_vanish:
+                    continue
+                found.append(f"{where}: the moved control {label!r} is gone from the sidebar")
+            elif want is not None and not bs.same(s.widgets[label][1], want):
+                found.append(f"{where}: {label!r} shows {s.widgets[label][1]!r}, not the value set, {want!r}")
+        for label, (kind, shown) in s.widgets.items():
+            if label in moved:
+                continue
+            key = self.spec.key(label)
+            name = key or label
+            old = self.dom.get(label)
+            changed_dom = label in self.dom and not bs.same(shown, old)
+            url_now = self.spec.url_value(key, s.query) if key else None
+            changed_url = key is not None and key in self.url and not bs.same(url_now, self.url[key])
+            if label in clamps and changed_dom and bs.same(shown, clamps[label]):
+                if not any(re.search(rf"\b{re.escape(name)}\b", a) for a in s.alerts):
+                    found.append(f"{where}: {name} was clamped {old!r} → {shown!r} without a notice "
+                                 f"(notices: {s.alerts})")
+                continue
+            if changed_dom or changed_url:
+                self.lost += 1
+                was_url = "" if key is None or key not in self.url else f"{self.url[key]!r}"
+                found.append(f"{where}: {name} changed from {old!r} to {shown!r}"
+                             + (f" (URL {was_url} → {url_text(key, s)})" if key is not None else ""))
+        found += [f"{where}: {m}" for m in bs.mismatch_with_url(self.spec, s)]
+        for f in found:
+            self.problems.add(f, self.pg, f"{self.part.replace(' ', '-')}-{self.failures}")
+            self.failures += 1
+        return found
 
 
-def every_page_renders_and_the_slider_reruns(server: str, browser) -> None:
-    pg = browser.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(server + "/")
-    _wait_idle(pg)
-
-    nav = pg.locator('[data-testid="stSidebarNav"] a')
-    hrefs = [_path(nav.nth(i).get_attribute("href") or "") for i in range(nav.count())]
-    assert hrefs == list(PAGES), f"sidebar page links {hrefs} are not {list(PAGES)}"
-
-    for path, (name, word) in PAGES.items():
-        if path != "/":
-            pg.locator(f'[data-testid="stSidebarNav"] a[href$="{path}"]').click()
-            pg.wait_for_url(lambda u, p=path: _path(u) == p)
-        title = pg.locator("h1").first
-        pg.wait_for_function(
-            "w => { const h = document.querySelector('h1'); return h && h.innerText.toLowerCase().includes(w); }",
-            arg=word)
-        _wait_idle(pg)
-        assert pg.locator(CHART).count() >= 1, f"{path}: no chart"
-        _assert_clean(pg, path)
-        _screenshot(pg, name)
-        assert title.inner_text().strip(), f"{path}: empty title"
-
-    # back to the runtime page and move m: 16 -> 19 with the keyboard
-    pg.locator('[data-testid="stSidebarNav"] a[href$="/"]').first.click()
-    pg.wait_for_url(lambda u: _path(u) == "/")
-    _wait_idle(pg)
-    m = _slider(pg, "m")
-    start = int(m.get_attribute("value") or "0")
-    m.focus()
-    for _ in range(3):
-        m.press("ArrowRight")
-    want = start + 3
-    pg.wait_for_url(re.compile(rf"[?&]m={want}(&|$)"))
-    pg.wait_for_function(
-        "w => document.body.innerText.includes(w)", arg=f"m = {want}")  # the page reran with the new m
-    _wait_idle(pg)
-    assert f"m = {want}" in pg.locator('[data-testid="stMain"]').inner_text()
-    _assert_clean(pg, f"/ after m -> {want}")
-    assert not errors, f"JavaScript errors: {errors}"
-    pg.close()
+def url_text(key: str, s: Snap) -> str:
+    return bs.url_text(key, s.query)
 
 
-def hostile_url_gives_notices_not_exceptions(server: str, browser) -> None:
-    pg = browser.new_page()  # a new page is a new session: the URL is read again
-    pg.goto(server + HOSTILE)
-    _wait_idle(pg)
-    alerts = pg.locator('[data-testid="stAlert"]')
-    alerts.first.wait_for()
-    text = "\n".join(alerts.all_inner_texts())
-    assert "not a number" in text or "clamped" in text, f"no notice about the bad URL values:\n{text}"
-    _assert_clean(pg, HOSTILE)
-    # the bad values were replaced by the defaults (m) or clamped (K <= m), and written back
-    assert _slider(pg, "m").get_attribute("value") == str(CONTROLS["m"].default)
-    assert _slider(pg, "K").get_attribute("value") == str(CONTROLS["m"].default)
-    query = urllib.parse.parse_qs(urllib.parse.urlparse(pg.url).query)
-    assert query.get("m", [""])[0] != "abc" and query.get("delay", [""])[0] != "nonsense", pg.url
-    assert query.get("K", [""])[0] != "1000", pg.url
-    pg.close()
+def move_widget(tr: Tracker, kind: str, label: str) -> None:
+    """Move one sidebar widget by a small step, whatever its kind, and check."""
+    pg = tr.pg
+    tr.doing = f"moving the {kind} {label!r}"
+    if kind == "stSlider":
+        tr.act(f"moving {label!r}", lambda: bs.slider_step(pg, label), moved=lambda r: {label: r[1]})
+    elif kind == "stNumberInput":
+        bs.open_expanders(pg)
+        tr.act(f"typing in {label!r}", lambda: bs.number_step(pg, label), moved=lambda r: {label: r})
+    elif kind == "stSelectbox":
+        bs.open_expanders(pg)
+        opts = bs.select_options(pg, label)
+        cur = tr.dom.get(label)
+        new = next(o for o in opts[opts.index(cur) + 1:] + opts if o != cur) if cur in opts else opts[-1]
+        tr.act(f"choosing {new!r} in {label!r}", lambda: bs.select_choose(pg, label, new), moved={label: new})
+    elif kind == "stMultiSelect":
+        cur = list(tr.dom.get(label) or [])
+        if cur:
+            gone = cur[-1]
+            tr.act(f"removing {gone!r} from {label!r}", lambda: bs.multiselect_remove(pg, label, gone),
+                   moved={label: cur[:-1]})
+            cur = cur[:-1]
+        bs.open_list(pg, bs.widget(pg, "stMultiSelect", label))
+        opts = [t.strip() for t in pg.locator('[role="listbox"] [role="option"]').all_inner_texts()]
+        pg.keyboard.press("Escape")
+        add = next(o for o in opts if o not in cur and o.lower() != "select all")
+        tr.act(f"adding {add!r} to {label!r}", lambda: bs.multiselect_add(pg, label, add), moved={label: cur + [add]})
+    elif kind == "stRadio":
+        opts = [t.strip() for t in bs.widget(pg, "stRadio", label).locator("label").all_inner_texts() if t.strip()]
+        cur = tr.dom.get(label)
+        new = next(o for o in opts if o != cur and o != label)
+        tr.act(f"choosing {new!r} in {label!r}", lambda: bs.radio_choose(pg, label, new), moved={label: new})
+    elif kind in ("stCheckbox", "stToggle"):
+        cur = tr.dom.get(label)
+        tr.act(f"ticking {label!r}", lambda: bs.widget(pg, kind, label).locator("label").first.click(),
+               moved={label: str(cur != "true").lower()})
+    else:
+        raise AssertionError(f"no way to move a {kind} ({label!r})")
 
 
-def a_copied_link_reproduces_the_view(server: str, browser) -> None:
-    pg = browser.new_page()
-    pg.goto(server + "/timeline?m=20&K=5&delay=exp&lam=2")
-    _wait_idle(pg)
-    assert "timeline" in pg.locator("h1").first.inner_text().lower()
-    values = {key: _slider(pg, key).get_attribute("value") for key in ("m", "K", "lam")}
-    assert values == {"m": "20", "K": "5", "lam": "2"}, values
-    assert pg.locator('[data-testid="stAlert"]').count() == 0, pg.locator('[data-testid="stAlert"]').all_inner_texts()
-    _assert_clean(pg, "/timeline?m=20&K=5&delay=exp&lam=2")
-    pg.close()
+def every_control_moves_and_the_others_keep_their_values(server: str, browser, spec: Spec,
+                                                           errors: list[str], problems: Problems) -> None:
+    pg = bs.new_page(browser, errors)
+    tr = Tracker(pg, spec, problems, "moves")
+    try:
+        bs.open_url(pg, server + MOVES_START)
+        bs.open_expanders(pg)
+        s = tr.look()
+        # the link's values are there (a copied link reproduces the view)
+        for key, vals in bs.query_of(MOVES_START).items():
+            label = spec.controls[key]["label"]
+            shown = s.widgets.get(label, (None, None))[1]
+            want = vals if spec.controls[key]["multi"] else spec.display(key, vals[-1])
+            if not bs.same(shown, want):
+                problems.add(f"[moves] {MOVES_START}: {key} shows {shown!r}, the link says {want!r}", pg, "moves-link")
+        tr.remember(s)
+        delay_label = spec.controls["delay"]["label"]
+        preset_label = next((lab for lab, (kind, _) in s.widgets.items()
+                             if kind == "stSelectbox" and spec.key(lab) is None and "preset" in lab.lower()), None)
+
+        # every widget of the sidebar as it stands, one by one (not the delay family, the preset
+        # and the file uploader: below)
+        for label, (kind, _) in list(s.widgets.items()):
+            if label in (delay_label, preset_label) or kind in ("stFileUploader", "markdown"):
+                continue
+            move_widget(tr, kind, label)
+
+        # K may be clamped, with a notice, when m drops below it: K to its maximum (= m), m - 1
+        m_label, k_label = spec.controls["m"]["label"], spec.controls["K"]["label"]
+        if tr.last and tr.last.widgets.get(k_label, ("",))[0] == "stSlider":
+            tr.act("pressing End on K (K = m)", lambda: bs.slider_key(pg, k_label, "End"),
+                   moved=lambda r: {k_label: tr.dom.get(m_label)})
+            tr.act("moving m down by one (below K)", lambda: bs.slider_step(pg, m_label, -1),
+                   moved=lambda r: {m_label: r[1]}, clamps={k_label: float(tr.dom[m_label]) - 1})
+
+        # each delay family in turn, and each of its parameters
+        families = bs.select_options(pg, delay_label)
+        first = tr.dom.get(delay_label)
+        visited: list[str] = [first]
+        for fam in families:
+            if fam == tr.dom.get(delay_label):
+                move_family_params(tr, fam, before=None)
+                continue
+            before = set(tr.last.widgets) if tr.last else set()
+            tr.act(f"choosing the delay family {fam!r}", lambda f=fam: bs.select_choose(pg, delay_label, f),
+                   moved={delay_label: fam})
+            visited.append(fam)
+            move_family_params(tr, fam, before)
+        # come back to families left earlier: their parameters are as they were left
+        def own(f: str) -> set[str]:  # parameters no other family has
+            return set(family_keys(spec, f)) - {k for g in families if g != f for k in family_keys(spec, g)}
+        back = [visited[0]] + ([f for f in visited[1:] if len(own(f)) >= 2] or visited[2:3])[:1]
+        for fam in back:
+            if fam != tr.dom.get(delay_label):
+                tr.act(f"coming back to the delay family {fam!r}", lambda f=fam: bs.select_choose(pg, delay_label, f),
+                       moved={delay_label: fam})
+
+        # a preset sets the controls it names; the others keep their values
+        if preset_label and spec.presets:
+            preset_moves(tr, preset_label)
+            tr.act(f"moving {m_label!r} after the preset", lambda: bs.slider_step(pg, m_label),
+                   moved=lambda r: {m_label: r[1]})
+
+        print(f"moves: {tr.actions} actions checked; controls moved: {sorted(tr.moved)}")
+        not_moved = [lab for lab, (kind, _) in tr.last.widgets.items()
+                     if lab not in tr.moved and kind not in ("stFileUploader", "markdown")] if tr.last else []
+        if not_moved:
+            problems.add(f"[moves] these sidebar controls were never moved by the test: {not_moved}")
+    except (AssertionError, bs.PlaywrightError) as exc:
+        raise tr.stopped(exc) from None
+    finally:
+        pg.close()
+
+
+def family_keys(spec: Spec, shown: str) -> list[str]:
+    return list(spec.family_params.get(spec.raw_of_display("delay", shown), []))
+
+
+def move_family_params(tr: Tracker, fam: str, before: set[str] | None) -> None:
+    """Move every parameter of the delay family now chosen (from FAMILY_PARAMS, or else the
+    controls that appeared with it)."""
+    s = tr.last
+    assert s is not None
+    keys = family_keys(tr.spec, fam)
+    labels = [tr.spec.controls[k]["label"] for k in keys if k in tr.spec.controls]
+    if not labels and before is not None:
+        labels = [lab for lab in s.widgets if lab not in before]
+    for label in labels:
+        kind = s.widgets.get(label, (None,))[0]
+        if kind is None:
+            tr.problems.add(f"[moves] family {fam!r}: its parameter {label!r} is not in the sidebar")
+            continue
+        if kind in ("stSlider", "stNumberInput", "stSelectbox", "stRadio", "stMultiSelect", "stCheckbox", "stToggle"):
+            move_widget(tr, kind, label)
+
+
+def preset_moves(tr: Tracker, preset_label: str) -> None:
+    """Apply the preset that names the most sidebar controls: those show the preset's values."""
+    spec = tr.spec
+    shown = set(tr.dom)
+
+    def sidebar_keys(p: dict[str, Any]) -> list[str]:
+        return [k for k in p if k in spec.controls and spec.controls[k]["label"] in shown]
+
+    name = max(spec.presets, key=lambda n: len(sidebar_keys(spec.presets[n])))
+    preset = spec.presets[name]
+    moved: dict[str, Any] = {preset_label: name}
+    for key in sidebar_keys(preset):
+        v = preset[key]
+        c = spec.controls[key]
+        moved[c["label"]] = ([str(x) for x in v] if c["multi"] else
+                             spec.display(key, str(v)) if c["options"] else v)
+    # a preset may hide controls (the shift of a family without one): those are not checked
+    tr.act(f"applying the preset {name!r}", lambda: bs.select_choose(tr.pg, preset_label, name), moved=moved,
+           may_vanish=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. a page click while a run is going
+# ---------------------------------------------------------------------------------------------
+
+def clicking_a_page_while_a_run_is_going_loses_nothing(server: str, browser, spec: Spec,
+                                                         errors: list[str], problems: Problems) -> None:
+    first_visit_click_while_the_sidebar_is_drawn(server, browser, spec, errors, problems)
+    move_then_click_another_page(server, browser, spec, errors, problems)
+
+
+def _with_seed(url: str, seed: int) -> str:
+    return re.sub(r"([?&])seed=\d+", rf"\g<1>seed={seed}", url)
+
+
+def first_visit_click_while_the_sidebar_is_drawn(server: str, browser, spec: Spec,
+                                                 errors: list[str], problems: Problems) -> None:
+    """A link opened over a slow network (a new session each time): another page's link is
+    clicked 30, 100, 300, 1000 ms after the sidebar starts to be drawn, while the first run is
+    going; once settled, every control holds the link's value (or its default)."""
+    summary: list[str] = []
+    for i, delay_ms in enumerate(SWITCH_DELAYS_MS[:4]):
+        url = _with_seed(SWITCH_START, 5 + i)  # a new seed: the run is not cached, so it is long
+        link_values = {k: v for k, v in bs.query_of(url).items()}
+        target = "/error"
+        what = f"first visit {i + 1}: opening {url} and clicking {target} {delay_ms} ms after the sidebar appears"
+        pg = bs.new_page(browser, errors)
+        try:
+            cdp = bs.slow_network(pg)
+            pg.goto(server + url)
+            pg.locator(f"{bs.SIDEBAR_CONTENT} [data-testid='stElementContainer']").first.wait_for(state="attached")
+            pg.wait_for_timeout(delay_ms)
+            bs.click_page(pg, target)
+            bs.fast_network(cdp)
+            # the first run may still be going: the click's run need not show as a new one
+            pg.wait_for_url(lambda u, target=target: bs.path_of(u) == target)
+            pg.wait_for_function(
+                "w => { const h = document.querySelector('h1'); return h && h.innerText.toLowerCase().includes(w); }",
+                arg=PAGES[target][1])
+            bs.settle(pg, what=what)
+            s = bs.snap(pg, spec)
+            lost = []
+            for label, (kind, shown) in s.widgets.items():
+                key = spec.key(label)
+                if key is None or kind in ("stFileUploader", "markdown"):
+                    continue
+                c = spec.controls[key]
+                raw: Any = (link_values[key] if c["multi"] else link_values[key][-1]) if key in link_values else (
+                    [str(v) for v in c["default"]] if c["multi"] else c["default"])
+                want = spec.display(key, str(raw)) if c["options"] and not c["multi"] else raw
+                if not bs.same(shown, want):
+                    lost.append(f"{key} {want!r} → {shown!r}")
+            found = []
+            if lost:
+                found.append(f"[page switch] {what}: controls lost the link's values (or their defaults): "
+                             f"{', '.join(lost)}; the URL is then {s.url.partition('?')[2] or '(empty)'}")
+            else:
+                found += [f"[page switch] {what}: {m}" for m in bs.mismatch_with_url(spec, s)]
+            if s.path != target:
+                found.append(f"[page switch] {what}: ended on {s.path}, not {target}")
+            found += bs.clean_problems(pg, f"[page switch] {what}")
+            for j, f in enumerate(found):
+                problems.add(f, pg if j == 0 else None, f"first-visit-{i + 1}")
+            verdict = "LOST" if lost else "ok" if not found else "problem"
+            summary.append(f"{delay_ms} ms {verdict} → {s.path}?{s.url.partition('?')[2]} "
+                           f"shown {{{', '.join(f'{spec.key(k)}={v[1]}' for k, v in s.widgets.items() if spec.key(k))}}}")
+        except AssertionError as exc:
+            problems.add(f"[page switch] {exc}", pg, f"first-visit-{i + 1}")
+        except bs.PlaywrightError as exc:  # a timeout
+            problems.add(f"[page switch] {what}: {type(exc).__name__}: {str(exc)[:800]}", pg, f"first-visit-{i + 1}")
+        finally:
+            pg.close()
+    print("first-visit trials: " + "; ".join(summary))
+
+
+def move_then_click_another_page(server: str, browser, spec: Spec, errors: list[str], problems: Problems) -> None:
+    """In one session from the link: move a control, click another page's link 30–1000 ms later
+    (while the run the move started is going); once settled, every control holds its value."""
+    pages = list(PAGES)
+    summary: list[str] = []
+
+    def fresh():
+        pg = bs.new_page(browser, errors)
+        bs.open_url(pg, server + SWITCH_START)
+        bs.open_expanders(pg)
+        tr = Tracker(pg, spec, problems, "page switch")
+        s = tr.look()
+        for key, vals in bs.query_of(SWITCH_START).items():
+            label = spec.controls[key]["label"]
+            want = spec.display(key, vals[-1])
+            if not bs.same(s.widgets.get(label, (None, None))[1], want):
+                problems.add(f"[page switch] {SWITCH_START}: {key} shows "
+                             f"{s.widgets.get(label, (None, None))[1]!r}, the link says {want!r}", pg, "switch-link")
+        tr.remember(s)
+        return pg, tr
+
+    pg, tr = fresh()
+    try:
+        for i, delay_ms in enumerate(SWITCH_DELAYS_MS):
+            key = SWITCH_MOVES[i % len(SWITCH_MOVES)]
+            label = spec.controls[key]["label"]
+            here = bs.path_of(pg.url)
+            target = pages[(pages.index(here) + 1) % len(pages)] if here in pages else "/error"
+            direction = -1 if key == "K" else 1
+            what = (f"trial {i + 1}: moving {key} and clicking {target} {delay_ms} ms later "
+                    f"(from {here})")
+
+            def do(pg=pg, label=label, direction=direction, target=target, delay_ms=delay_ms):
+                _, v = bs.slider_step(pg, label, direction)
+                pg.wait_for_timeout(delay_ms)
+                bs.click_page(pg, target)
+                return v
+
+            t0 = time.monotonic()
+            n_before, lost_before = tr.failures, tr.lost
+            try:
+                s = tr.act(what, do, moved=lambda v, label=label: {label: v})
+                if s.path != target:
+                    problems.add(f"[page switch] {what}: ended on {s.path}, not {target}", pg, f"switch-{i}")
+            except AssertionError as exc:
+                problems.add(f"[page switch] {exc}", pg, f"switch-{i}")
+                tr.failures += 1
+            verdict = "LOST" if tr.lost > lost_before else "ok" if tr.failures == n_before else "problem"
+            summary.append(f"{delay_ms} ms {verdict} ({time.monotonic() - t0:.1f} s) → {bs.path_of(pg.url)}?"
+                           f"{pg.url.partition('?')[2]}")
+            if verdict == "LOST":  # a new session, so that the next trial starts from the link's values again
+                pg.close()
+                pg, tr = fresh()
+    finally:
+        pg.close()
+        print("page-switch trials: " + "; ".join(summary))
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. a measured trace through the upload widget
+# ---------------------------------------------------------------------------------------------
+
+def a_trace_comes_in_through_the_upload_widget(server: str, browser, spec: Spec,
+                                               errors: list[str], problems: Problems) -> None:
+    pg = bs.new_page(browser, errors)
+    tr = Tracker(pg, spec, problems, "upload")
+    try:
+        bs.open_url(pg, server + TRACE_START)
+        tr.remember(tr.look())
+        up = pg.locator(f'{bs.SIDEBAR} [data-testid="stFileUploader"]')
+        assert up.count() == 1, "no file uploader in the sidebar with the delay family 'trace'"
+        up_label = next((lab for lab, (kind, _) in tr.last.widgets.items() if kind == "stFileUploader"), "uploader")
+
+        s = tr.act(f"uploading {TRACE_CSV.name}", lambda: bs.upload(pg, str(TRACE_CSV)),
+                   moved={up_label: TRACE_CSV.name})
+        cap = s.caption("X ~")
+        if not (cap and cap.startswith("X ~ trace")):
+            problems.add(f"[upload] {TRACE_CSV.name} was not used: the sidebar caption is {cap!r} "
+                         f"(notices: {s.alerts})", pg, "upload-valid")
+        if any(ASKS_FOR_UPLOAD.search(a) for a in s.alerts):
+            problems.add(f"[upload] {TRACE_CSV.name}: a notice still asks for an upload: {s.alerts}", pg, "upload-asks")
+        bs.screenshot(pg, "trace-uploaded")
+
+        m_label = spec.controls["m"]["label"]
+        s = tr.act("moving m with a trace loaded", lambda: bs.slider_step(pg, m_label), moved=lambda r: {m_label: r[1]})
+        if not (s.caption("X ~") or "").startswith("X ~ trace"):
+            problems.add(f"[upload] the trace was dropped when m moved: caption {s.caption('X ~')!r}", pg, "upload-move")
+        s = tr.act("clicking /timeline with a trace loaded", lambda: bs.click_page(pg, "/timeline"))
+        if s.path != "/timeline":
+            problems.add(f"[upload] clicking /timeline ended on {s.path}")
+        if not (s.caption("X ~") or "").startswith("X ~ trace"):
+            problems.add(f"[upload] the trace was dropped by a page change: caption {s.caption('X ~')!r}", pg, "upload-page")
+
+        for name, data in JUNK_TRACES:
+            s = tr.act(f"uploading the bad file {name}",
+                       lambda n=name, d=data: bs.upload(pg, {"name": n, "mimeType": "text/csv", "buffer": d}),
+                       moved={up_label: name})
+            uploader_text = up.inner_text()
+            notices = [a for a in s.alerts if re.search(r"trace|upload|file|" + re.escape(name), a, re.IGNORECASE)]
+            if not notices and not re.search(r"error|not allowed|invalid", uploader_text, re.IGNORECASE):
+                problems.add(f"[upload] {name}: no notice (notices: {s.alerts})", pg, f"upload-{name}")
+            asks = [a for a in s.alerts if ASKS_FOR_UPLOAD.search(a)]
+            if asks:  # a file is there: a notice asking for one contradicts the real one
+                problems.add(f"[upload] {name}: a notice asks for an upload although a file was given: {asks} "
+                             f"(all notices: {s.alerts})", pg, f"upload-asks-{name}")
+            cap = s.caption("X ~") or ""
+            if name in cap:
+                problems.add(f"[upload] the bad file {name} is used: caption {cap!r}", pg, f"upload-{name}")
+            if name == "junk.csv":
+                bs.screenshot(pg, "trace-rejected")
+    except (AssertionError, bs.PlaywrightError) as exc:
+        raise tr.stopped(exc) from None
+    finally:
+        pg.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# 5. URLs
+# ---------------------------------------------------------------------------------------------
+
+def hostile_url_gives_notices_not_exceptions(server: str, browser, spec: Spec,
+                                             errors: list[str], problems: Problems) -> None:
+    pg = bs.new_page(browser, errors)  # a new page is a new session: the URL is read again
+    try:
+        bs.open_url(pg, server + HOSTILE)
+        alerts = pg.locator(bs.ALERT)
+        alerts.first.wait_for()
+        text = "\n".join(alerts.all_inner_texts())
+        assert "not a number" in text or "clamped" in text, f"no notice about the bad URL values:\n{text}"
+        for p in bs.clean_problems(pg, f"[hostile URL] {HOSTILE}"):
+            problems.add(p, pg, "hostile")
+        s = bs.snap(pg, spec)
+        m_default = spec.controls["m"]["default"]
+        m_shown = s.widgets.get(spec.controls["m"]["label"], (None, None))[1]
+        k_shown = s.widgets.get(spec.controls["K"]["label"], (None, None))[1]
+        # the bad values were replaced by the defaults (m) or clamped (K <= m), and written back
+        assert bs.same(m_shown, m_default), f"m shows {m_shown!r}, not the default {m_default}"
+        assert bs.same(k_shown, m_default), f"K shows {k_shown!r}, not clamped to m = {m_default}"
+        q = s.query
+        assert q.get("m", [""])[0] != "abc" and q.get("delay", [""])[0] != "nonsense", pg.url
+        assert q.get("K", [""])[0] != "1000", pg.url
+        for m in bs.mismatch_with_url(spec, s):
+            problems.add(f"[hostile URL] {m}")
+    finally:
+        pg.close()
+
+
+def a_copied_link_reproduces_the_view(server: str, browser, spec: Spec,
+                                      errors: list[str], problems: Problems) -> None:
+    pg = bs.new_page(browser, errors)
+    try:
+        bs.open_url(pg, server + COPIED, charts=True)
+        assert "timeline" in pg.locator("h1").first.inner_text().lower()
+        s = bs.snap(pg, spec)
+        for key, vals in bs.query_of(COPIED).items():
+            shown = s.widgets.get(spec.controls[key]["label"], (None, None))[1]
+            want = spec.display(key, vals[-1])
+            if not bs.same(shown, want):
+                problems.add(f"[copied link] {COPIED}: {key} shows {shown!r}, the link says {want!r}", pg, "copied")
+        if s.alerts:
+            problems.add(f"[copied link] {COPIED}: unexpected notices {s.alerts}")
+        for p in bs.clean_problems(pg, f"[copied link] {COPIED}"):
+            problems.add(p, pg, "copied")
+    finally:
+        pg.close()

@@ -14,18 +14,25 @@ from ..params import ParameterError
 from . import state
 
 
+_BOX = "_notice_box"
+
+
 def header(title: str, intro: str, latex: str | Sequence[str] = ()) -> None:
+    """Title, a sentence, the formulas; under them a place for this run's notices (filled by
+    :func:`show_notices` at the end of the run, so notices raised anywhere in it appear)."""
     st.title(title)
     st.markdown(intro)
     for f in [latex] if isinstance(latex, str) else latex:
         st.latex(f)
-    show_notices()
+    st.session_state[_BOX] = st.container()
 
 
 def show_notices() -> None:
-    """Notices about clamped or replaced inputs (URL or widgets) of this run."""
+    """Notices about clamped or replaced inputs (URL or widgets) of this run, as plain text
+    (user text in them is escaped and truncated: never a link, an image or a formula)."""
+    box = st.session_state.pop(_BOX, None) or st.container()
     for note in state.notices():
-        st.warning(note, icon="⚠️")
+        box.warning(state.plain(note), icon="⚠️")
     state.clear_notices()
 
 
@@ -61,7 +68,7 @@ def guard() -> Iterator[None]:
     try:
         yield
     except ParameterError as exc:
-        st.error(f"Cannot compute this view: {exc}", icon="🚫")
+        st.error(f"Cannot compute this view: {state.plain(str(exc))}", icon="🚫")
     except Exception as exc:  # the hosted app never shows a traceback
         st.error(f"Something went wrong computing this view ({type(exc).__name__}). "
                  "Try other settings; the issue has been logged.", icon="🚫")

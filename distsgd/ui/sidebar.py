@@ -5,6 +5,7 @@ Drawn by ``app.py`` on every page; returns a :class:`Selection` the pages read.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,28 +46,31 @@ class Selection:
 
 def number(key: str, where: Any = None, bounds: tuple[float, float] | None = None,
            slider: bool = True, help: str | None = None) -> Any:
-    """A slider or number box bound to a declared control (value from state/URL)."""
+    """A slider or number box bound to a declared control (its value kept in the store)."""
     c = state.CONTROLS[key]
-    state.load(key, bounds)
     where = where or st
     args = state.widget_args(key, bounds)
     if args["min_value"] >= args["max_value"]:
-        where.markdown(f"{c.label}: **{st.session_state[key]}**")
-        return st.session_state[key]
+        state.bind(key, (args["min_value"], args["max_value"]))  # no widget, but the key holds the value
+        v = state.value(key)
+        where.markdown(f"{c.label}: **{v}**")
+        return v
+    bind = state.bind(key, (args["min_value"], args["max_value"]))
     f = where.slider if slider else where.number_input
-    return f(c.label, key=key, help=help or c.help or None, **args)
+    return f(c.label, help=help or c.help or None, **args, **bind)
 
 
 def choice(key: str, where: Any = None, labels: dict[str, str] | None = None, radio: bool = False) -> Any:
     c = state.CONTROLS[key]
-    state.load(key)
+    assert c.options is not None
     where = where or st
+    bind = state.bind(key)
     fmt = (lambda v: labels.get(v, v)) if labels else str
     if c.multi:
-        return where.multiselect(c.label, options=list(c.options), key=key, help=c.help or None)
+        return where.multiselect(c.label, options=list(c.options), help=c.help or None, **bind)
     f = where.radio if radio else where.selectbox
     kw = {"horizontal": True} if radio else {}
-    return f(c.label, options=list(c.options), key=key, format_func=fmt, help=c.help or None, **kw)
+    return f(c.label, options=list(c.options), format_func=fmt, help=c.help or None, **kw, **bind)
 
 
 def _build_delay(family: str) -> Delay:
@@ -90,21 +94,74 @@ def _build_delay(family: str) -> Delay:
 DEFAULT_DELAY = Exponential(rate=1.0, shift=0.0)
 
 
-def _trace_delay(where: Any) -> Delay:
-    up = where.file_uploader("measured gradient times (CSV/text, one number per line; first column)",
-                             type=["csv", "txt", "tsv"], key="trace")
+_TRACE = "_trace"  # session key of the parsed upload: (file id, Empirical or None, message)
+
+
+def _trace_uploaded() -> None:
+    """on_change of the uploader: parse the new file once (not on every rerun)."""
+    up = st.session_state.get("trace")
     if up is None:
+        st.session_state.pop(_TRACE, None)
+        return
+    if up.size > TRACE_MAX_BYTES:
+        st.session_state[_TRACE] = (up.file_id, None, f"the file is larger than {TRACE_MAX_BYTES // 2**20} MiB")
+        return
+    try:
+        emp = Empirical.from_text(up.getvalue().decode("utf-8", errors="replace"), name=up.name)
+    except ParameterError as exc:
+        st.session_state[_TRACE] = (up.file_id, None, str(exc))
+        return
+    st.session_state[_TRACE] = (up.file_id, emp, "")
+
+
+def _trace_delay(where: Any) -> Delay:
+    where.file_uploader("measured gradient times (CSV/text, one number per line; first column)",
+                        type=["csv", "txt", "tsv"], key="trace", on_change=_trace_uploaded)
+    got = st.session_state.get(_TRACE)
+    if got is None:
         state.notify("Upload a trace of measured times to use it; showing exp(rate=1) meanwhile.")
         return DEFAULT_DELAY
-    if up.size > TRACE_MAX_BYTES:
-        state.notify(f"trace: the file is larger than {TRACE_MAX_BYTES // 2**20} MiB; showing exp(rate=1).")
+    file_id, emp, why = got
+    if emp is None:
+        state.notify(f"trace: {why}; showing exp(rate=1).")
         return DEFAULT_DELAY
-    try:
-        return Empirical.from_text(up.getvalue().decode("utf-8", errors="replace"), name=up.name,
-                                   shift=state.value("delta"))
-    except ParameterError as exc:
-        state.notify(f"trace: {exc}; showing exp(rate=1).")
-        return DEFAULT_DELAY
+    shift = float(state.value("delta"))
+    if shift == emp.shift:
+        return emp
+    # the shifted law, made once per (file, Δ) and kept, so its caches (digest, NLU) survive
+    kept = st.session_state.get("_trace_shifted")
+    if kept is None or kept[:2] != (file_id, shift):
+        kept = (file_id, shift, dataclasses.replace(emp, shift=shift))
+        st.session_state["_trace_shifted"] = kept
+    return kept[2]
+
+
+def problem_controls() -> Any:
+    """The problem and SGD hyper-parameters (η, L, μ ≤ L, σ², b, F₀, d) as number boxes in four
+    columns, bound to the same store on every page that uses them; returns the Problem."""
+    c1, c2, c3, c4 = st.columns(4)
+    number("eta", c1, slider=False)
+    L = number("L", c1, slider=False)
+    mu_dom = state.CONTROLS["mu"].domain
+    assert mu_dom is not None
+    number("mu", c2, slider=False, bounds=(mu_dom.low, min(L, mu_dom.high)))  # μ ≤ L
+    number("sigma2", c2, slider=False)
+    number("b", c3, slider=False)
+    number("f0", c3, slider=False)
+    number("dim", c4, slider=False)
+    return state.problem()
+
+
+def _joint_bounds(key: str) -> tuple[float, float] | None:
+    """Bounds one family parameter takes from another (each valid alone, not together):
+    uniform b > a, and a truncated normal with mean/std ≥ −30 (so P(N ≥ 0) is representable)."""
+    c = state.CONTROLS[key]
+    assert c.domain is not None
+    if key == "u_high":
+        return (max(c.domain.low, state.value("u_low") + (c.step or 0.01)), c.domain.high)
+    if key == "n_mean":
+        return (max(c.domain.low, -30.0 * state.value("n_std")), c.domain.high)
+    return None
 
 
 def sidebar() -> Selection:
@@ -115,7 +172,7 @@ def sidebar() -> Selection:
     sb.subheader("Delay X of one gradient")
     family = choice("delay", sb, FAMILY_LABELS)
     for key in FAMILY_PARAMS[family]:
-        number(key, sb)
+        number(key, sb, bounds=_joint_bounds(key))
     if family == "trace":
         delay = _trace_delay(sb)
     else:
@@ -127,9 +184,9 @@ def sidebar() -> Selection:
     sb.caption(f"X ~ {delay.label}, E[X] = {delay.mean:.4g}" + (" (NLU)" if delay.is_nlu else ""))
     sb.subheader("Workers and schemes")
     m = number("m", sb)
-    K = number("K", sb, bounds=(1, m))
+    K = number("K", sb, bounds=(1, m))  # K ≤ m: clamped (with a notice) only when m falls below K
     H = number("H", sb)
-    schemes = choice("schemes", sb)
+    schemes = list(dict.fromkeys(choice("schemes", sb)))
     if not schemes:
         state.notify("No scheme selected: showing sync.")
         schemes = ["sync"]
@@ -138,11 +195,6 @@ def sidebar() -> Selection:
         budget = choice("budget", st)
     return Selection(delay=delay, m=int(m), K=int(K), H=int(H), schemes=tuple(schemes),
                      seed=int(seed), budget=BUDGETS[budget])
-
-
-def url_keys() -> list[str]:
-    """Every declared control currently in the session (the sidebar's and this page's)."""
-    return [k for k in state.CONTROLS if k in st.session_state]
 
 
 def current() -> Selection:

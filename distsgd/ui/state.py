@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import streamlit as st
 
@@ -22,8 +23,9 @@ from ..params import Domain, ParameterError, shortest
 from ..schemes import SCHEME_NAMES, H_DOMAIN, K_DOMAIN, M, COMM_DELAY
 from .. import sgd
 
-__all__ = ["Control", "CONTROLS", "PRESETS", "value", "widget_args", "load", "sync_url", "notices",
-           "notify", "apply_preset", "UI_M_MAX"]
+__all__ = ["Control", "CONTROLS", "PRESETS", "start", "value", "set_value", "clamp", "bind",
+           "widget_args", "sync_url", "url_values", "notices", "notify", "clear_notices", "apply_preset",
+           "problem", "quote", "plain", "UI_M_MAX"]
 
 UI_M_MAX = 1000
 UI_H_MAX = 100
@@ -41,6 +43,27 @@ def _param(cls: type, name: str) -> Domain:
     return next(d for d in cls.PARAMS if d.name == name)
 
 
+def quote(text: Any, limit: int = 40) -> str:
+    """User text for a message: quoted, one line, at most ``limit`` characters (then "…").
+
+    Messages are shown as plain text (see :func:`plain`), so nothing in it is ever a link."""
+    s = " ".join(str(text).split())
+    return repr(s if len(s) <= limit else s[:limit] + "…")
+
+
+#: characters with a meaning in Streamlit's Markdown (CommonMark, GFM autolinks, LaTeX, HTML)
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:/&@])")
+
+
+def plain(text: str, limit: int = 300) -> str:
+    """Text to show through a Markdown element as itself: every Markdown, HTML and LaTeX
+    character backslash-escaped (so no link, image, tag or formula), truncated to ``limit``."""
+    s = str(text)
+    if len(s) > limit:
+        s = s[:limit] + "…"
+    return _MARKDOWN.sub(r"\\\1", s)
+
+
 @dataclass(frozen=True)
 class Control:
     key: str
@@ -52,35 +75,49 @@ class Control:
     step: float | None = None
     help: str = ""
 
+    def initial(self) -> Any:
+        return list(self.default) if self.multi else self.default
+
     def parse(self, raw: Any) -> tuple[Any, str | None]:
-        """(value, notice) for a raw URL value; the notice says what was clamped or replaced."""
+        """(value, notice) for a raw URL value (a string, or a list when the key repeats);
+        the notice says what was clamped, replaced or ignored."""
+        values = [str(v) for v in (raw if isinstance(raw, list) else [raw])]
+        if self.options is not None and self.multi:
+            good = list(dict.fromkeys(v for v in values if v in self.options))
+            bad = list(dict.fromkeys(v for v in values if v not in self.options))
+            note = None
+            if bad:
+                note = (f"{self.key}: ignored unknown value(s) {', '.join(quote(b) for b in bad[:3])}"
+                        + (f" and {len(bad) - 3} more" if len(bad) > 3 else ""))
+            elif len(good) < len(values):
+                note = f"{self.key}: ignored repeated values"
+            return (good or self.initial()), note
+        note_repeat = (f"{self.key} was given {len(values)} times; using the last valid value"
+                       if len(values) > 1 else None)
+        for raw_one in reversed(values):
+            v, note = self._parse_one(raw_one)
+            if note is None or raw_one == values[0]:
+                return v, (note or note_repeat)
+        return self.initial(), note_repeat  # pragma: no cover - the loop always returns
+
+    def _parse_one(self, raw: str) -> tuple[Any, str | None]:
         if self.options is not None:
-            if self.multi:
-                vals = [v for v in (raw if isinstance(raw, list) else [raw]) if v in self.options]
-                bad = [v for v in (raw if isinstance(raw, list) else [raw]) if v not in self.options]
-                if bad:
-                    return (vals or list(self.default)), (f"{self.key}: ignored unknown value(s) "
-                                                         f"{', '.join(map(repr, bad[:3]))}")
-                return vals or list(self.default), None
             if raw in self.options:
                 return raw, None
-            return self.default, f"{self.key}: {str(raw)[:40]!r} is not one of {', '.join(self.options)}; using {self.default}"
+            return self.default, f"{self.key}: {quote(raw)} is not one of {', '.join(self.options)}; using {self.default}"
         assert self.domain is not None
         try:
-            x = float(str(raw).strip())
-        except ValueError:
-            x = math.nan
-        if not math.isfinite(x):
-            return self.default, f"{self.key}: {str(raw)[:40]!r} is not a number; using the default {self.default}"
-        try:
-            return self.domain.check(x, self.key), None
-        except ParameterError as exc:
-            if self.domain.integer and not float(x).is_integer():
-                x = round(x)
-            v = self.domain.clamp(x)
-            if self.domain.integer:
-                v = int(v)
-            return v, f"{exc} — clamped to {v}"
+            return self.domain.check(raw.strip(), self.key), None
+        except ParameterError:
+            try:
+                x = float(raw.strip())
+            except ValueError:
+                x = math.nan
+            if not math.isfinite(x):
+                return self.default, f"{self.key}: {quote(raw)} is not a number; using the default {self.default}"
+            v = self.domain.clamp(round(x) if self.domain.integer else x)
+            v = int(v) if self.domain.integer else float(v)
+            return v, f"{self.key}: must be {self.domain.describe()} (got {quote(raw, 24)}) — clamped to {_fmt(v)}"
 
 
 def _num(key: str, label: str, default: float, dom: Domain, step: float | None = None, help: str = "") -> Control:
@@ -168,57 +205,112 @@ PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
-def notify(message: str) -> None:
-    st.session_state.setdefault("_notices", []).append(message)
+# -- the store: every control's value, kept apart from the widgets ----------------------
+#
+# Streamlit forgets a widget's value when the widget's identity changes (a slider whose
+# maximum follows another control), when a run is interrupted, or on a page switch.  So the
+# truth lives in a plain session-state dict that Streamlit never cleans; each widget is given
+# its value from there just before it is drawn, and hands a change back in its on_change.
+
+_STORE = "_controls"
+_STARTED = "_controls_started"
 
 
-def notices() -> list[str]:
-    return list(st.session_state.get("_notices", []))
+def _store() -> dict[str, Any]:
+    return st.session_state.setdefault(_STORE, {})
 
 
-def clear_notices() -> None:
-    st.session_state["_notices"] = []
-
-
-def _url_raw(c: Control) -> Any:
+def start() -> None:
+    """Once per session, before anything is drawn: read every control the URL names (any
+    page's), validated by its domain; junk is replaced by the default and an out-of-range
+    value clamped, each with a notice shown on this very first run."""
+    if st.session_state.get(_STARTED):
+        return
+    store = _store()
     qp = st.query_params
-    if c.key not in qp:
-        return None
-    return qp.get_all(c.key) if c.multi else qp.get(c.key)
-
-
-def load(key: str, bounds: tuple[float, float] | None = None) -> Any:
-    """Make sure ``st.session_state[key]`` holds a valid value before its widget is drawn.
-
-    First time in a session: from the URL (clamped or defaulted with a notice) or the default.
-    ``bounds`` narrows the range further for this run (K ≤ m), clamping with a notice.
-    """
-    c = CONTROLS[key]
-    if key not in st.session_state:
-        raw = _url_raw(c)
-        if raw is None or raw == []:
-            val = list(c.default) if c.multi else c.default
-        else:
-            val, note = c.parse(raw)
-            if note:
-                notify(note)
-        st.session_state[key] = val
-    if bounds is not None:
-        lo, hi = bounds
-        v = st.session_state[key]
-        if v < lo or v > hi:
-            new = type(v)(min(max(v, lo), hi))
-            notify(f"{key} = {v} is outside [{lo:g}, {hi:g}] here; clamped to {new}")
-            st.session_state[key] = new
-    return st.session_state[key]
+    for key, c in CONTROLS.items():
+        if key not in qp:
+            continue
+        raw = qp.get_all(key)
+        val, note = c.parse(raw if (c.multi or len(raw) > 1) else raw[0])
+        if note:
+            notify(note, once=True)
+        store[key] = val
+    unknown = [k for k in qp if k not in CONTROLS and k != "lang"]
+    if unknown:
+        notify(f"ignored unknown URL parameter(s) {', '.join(quote(k, 24) for k in unknown[:3])}", once=True)
+    st.session_state[_STARTED] = True
 
 
 def value(key: str) -> Any:
-    return st.session_state.get(key, CONTROLS[key].default)
+    """The current value of a control (the stored one, else its default)."""
+    v = _store().get(key)
+    return CONTROLS[key].initial() if v is None else v
+
+
+def set_value(key: str, v: Any) -> None:
+    _store()[key] = list(v) if isinstance(v, (list, tuple)) else v
+
+
+def clamp(key: str, lo: float, hi: float) -> Any:
+    """Keep a control within [lo, hi] for this run (a bound set by another control, e.g.
+    K ≤ m): clamped, with a notice, only when its value is no longer allowed."""
+    v = value(key)
+    if v < lo or v > hi:
+        new = type(v)(min(max(v, lo), hi))
+        notify(f"{key} = {_fmt(v)} is outside [{_fmt(lo)}, {_fmt(hi)}] now; clamped to {_fmt(new)}", once=True)
+        set_value(key, new)
+    return value(key)
+
+
+def _changed(key: str) -> None:
+    """on_change of a widget: the user's new value goes to the store."""
+    v = st.session_state.get(key)
+    if v is not None:
+        set_value(key, v)
+
+
+def bind(key: str, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
+    """Prepare the widget of ``key``: its value from the store (clamped to ``bounds``), and
+    the keyword arguments that tie it to the store (``key``, ``on_change``, ``args``)."""
+    v = clamp(key, *bounds) if bounds is not None else value(key)
+    st.session_state[key] = list(v) if isinstance(v, list) else v
+    return dict(key=key, on_change=_changed, args=(key,))
+
+
+_ONCE, _RUN = "_notices_once", "_notices_run"
+
+
+def notify(message: str, once: bool = False) -> None:
+    """A notice shown as plain text at the top of the page.
+
+    ``once``: about something that happened once (a URL value replaced, a value clamped, a
+    preset applied) — kept until a run shows it, even if the run that raised it was interrupted.
+    Otherwise it describes this run's state (e.g. "upload a trace") and an interrupted run's
+    copy is dropped at the start of the next (:func:`begin_run`), which raises it again if
+    it still holds."""
+    box = st.session_state.setdefault(_ONCE if once else _RUN, [])
+    if message not in box:
+        box.append(message)
+
+
+def begin_run() -> None:
+    """At the start of every run: forget the per-run notices of an interrupted run."""
+    st.session_state[_RUN] = []
+
+
+def notices() -> list[str]:
+    once, run = st.session_state.get(_ONCE, []), st.session_state.get(_RUN, [])
+    return list(once) + [n for n in run if n not in once]
+
+
+def clear_notices() -> None:
+    st.session_state[_ONCE] = []
+    st.session_state[_RUN] = []
 
 
 def widget_args(key: str, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
-    """min/max/step/format for a number widget, from the control's domain (and bounds)."""
+    """min/max/step for a number widget, from the control's domain (and bounds)."""
     c = CONTROLS[key]
     d = c.domain
     assert d is not None
@@ -230,22 +322,29 @@ def widget_args(key: str, bounds: tuple[float, float] | None = None) -> dict[str
     return dict(min_value=float(lo), max_value=float(hi), step=float(c.step or 0.01))
 
 
-def sync_url(keys: Sequence[str]) -> None:
-    """Write the current values of the given controls to the URL (non-defaults only)."""
-    want: dict[str, Any] = {}
-    for key in keys:
-        c = CONTROLS[key]
-        v = st.session_state.get(key)
-        if v is None:
+def url_values() -> dict[str, list[str]]:
+    """What the URL should hold: every control that differs from its default."""
+    want: dict[str, list[str]] = {}
+    for key, v in _store().items():
+        c = CONTROLS.get(key)
+        if c is None or v == c.initial():
             continue
-        default = list(c.default) if c.multi else c.default
-        if v == default:
-            continue
-        want[key] = [str(x) for x in v] if c.multi else _fmt(v)
-    current = {k: (st.query_params.get_all(k) if isinstance(want.get(k), list) else st.query_params.get(k))
-               for k in st.query_params}
+        want[key] = [str(x) for x in v] if c.multi else [_fmt(v)]
+    lang = st.query_params.get_all("lang")
+    if lang:
+        want["lang"] = lang[-1:]
+    return want
+
+
+def sync_url() -> None:
+    """Write the controls to the URL (non-defaults only), so a copied link reproduces the view;
+    anything else in the URL (unknown keys, repeats, junk) is dropped."""
+    want = url_values()
+    qp = st.query_params
+    current = {k: qp.get_all(k) for k in qp}
     if current != want:
-        st.query_params.from_dict(want)
+        qp.from_dict({k: (v if CONTROLS.get(k) is not None and CONTROLS[k].multi else v[0])
+                      for k, v in want.items()})
 
 
 def _fmt(v: Any) -> str:
@@ -255,5 +354,14 @@ def _fmt(v: Any) -> str:
 def apply_preset(name: str) -> None:
     """Set every control a preset names (a callback: runs before the widgets are drawn)."""
     for key, v in PRESETS[name].items():
-        st.session_state[key] = list(v) if isinstance(v, list) else v
-    notify(f"preset applied: {name}")
+        set_value(key, v)
+    notify(f"preset applied: {name}", once=True)
+
+
+PROBLEM_KEYS = ("eta", "L", "mu", "sigma2", "b", "f0", "dim")
+
+
+def problem() -> "sgd.Problem":
+    """The SGD problem of the controls; μ ≤ L is kept by clamping μ, with a notice."""
+    clamp("mu", CONTROLS["mu"].domain.low, value("L"))  # type: ignore[union-attr]
+    return sgd.Problem(**{k: value(k) for k in PROBLEM_KEYS})

@@ -1,0 +1,114 @@
+"""The sentences the dashboard states about its numbers, made from those numbers.
+
+A "what to notice" sentence is a claim: each function here returns text that is true for the
+inputs it is given — a general fact only under the condition that makes it one (memoryless,
+new-longer-than-used, …), and a comparison only when the numbers' uncertainties separate.
+No Streamlit here, so the tests can check every claim against the numbers it cites.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..delays import Delay, Exponential
+
+__all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice"]
+
+_POINT = ("exact", "numerical")
+
+
+def interval(row: dict[str, Any] | None) -> tuple[float, float, str] | None:
+    """What a runtime row says E[T] is: (low, high, source) — the analytic value when exact or
+    numerical (± its numerical error), else the Monte Carlo 95% interval; None if neither."""
+    if row is None:
+        return None
+    if row.get("kind") in _POINT and row.get("analytic") is not None:
+        err = float(row.get("analytic_error") or 0.0)
+        return row["analytic"] - err, row["analytic"] + err, "analytic"
+    if row.get("mc_mean") is not None and math.isfinite(row.get("mc_low", math.nan)) \
+            and math.isfinite(row.get("mc_high", math.nan)):
+        return float(row["mc_low"]), float(row["mc_high"]), "Monte Carlo"
+    return None
+
+
+def _show(iv: tuple[float, float, str]) -> str:
+    lo, hi, src = iv
+    mid = (lo + hi) / 2
+    return f"{mid:.4g}" if src == "analytic" else f"{mid:.4g} (Monte Carlo, 95% CI ±{(hi - lo) / 2:.2g})"
+
+
+def ksync_vs_kasync(delay: Delay, m: int, K: int, ksync: dict[str, Any] | None,
+                    kasync: dict[str, Any] | None) -> str:
+    """How K-sync and K-async compare: the general fact for this law, then what the numbers at
+    (m, K) show.
+
+    Facts (DESIGN §2): with memoryless delays (exponential, no shift) the two have the same
+    E[T] = (H_m − H_{m−K})/λ; for new-longer-than-used laws E[X_{K:m}] = E[T_K-sync] bounds
+    K-async's E[T] from above (Dutta et al. 2018); otherwise neither is ahead in general —
+    cancelling a long job and restarting it is a fresh draw, so K-sync can win with heavy tails.
+    """
+    if K == m:
+        law = "At K = m both wait for every worker: K-sync and K-async are sync."
+    elif isinstance(delay, Exponential) and delay.shift == 0:
+        law = ("With exponential delays (memoryless) K-sync and K-async have the same "
+               "$\\mathbb{E}[T] = (H_m - H_{m-K})/\\lambda$.")
+    elif delay.is_nlu:
+        law = ("This law is new-longer-than-used, so K-sync's $\\mathbb{E}[X_{K:m}]$ is an upper bound on "
+               "K-async's $\\mathbb{E}[T]$: on average K-async never waits longer.")
+    else:
+        law = ("This law is not new-longer-than-used, so neither scheme is ahead in general: cancelling a "
+               "long job and restarting it is a fresh draw, and K-sync can beat K-async (heavy tails, "
+               "Weibull k < 1).")
+    a, b = interval(ksync), interval(kasync)
+    if a is None or b is None:
+        return law
+    here = f"Here (m = {m}, K = {K}): K-sync {_show(a)}, K-async {_show(b)}"
+    if a[1] < b[0]:
+        return f"{law} {here}: K-sync is {((b[0] + b[1]) / (a[0] + a[1])):.3g}× faster."
+    if b[1] < a[0]:
+        return f"{law} {here}: K-async is {((a[0] + a[1]) / (b[0] + b[1])):.3g}× faster."
+    return f"{law} {here}: equal within the Monte Carlo error."
+
+
+def error_race(rows: list[dict[str, Any]], targets: dict[str, float], eps: float) -> str:
+    """Who reaches ε first and who is lowest at the horizon, from the simulated means shown."""
+    if not rows:
+        return ""
+    horizon = max(r["time"] for r in rows)
+    final = {r["scheme"]: r["simulated_mean"] for r in rows if r["time"] == horizon}
+    reached = {k: t for k, t in targets.items() if t is not None and math.isfinite(t)}
+    parts = []
+    if reached:
+        first = min(reached, key=reached.__getitem__)
+        parts.append(f"Here {first} reaches ε = {eps:g} first (simulated mean, t ≈ {reached[first]:.3g})")
+    else:
+        parts.append(f"No scheme's simulated mean reaches ε = {eps:g} within T = {horizon:g}")
+    low = min(final, key=final.__getitem__)
+    parts.append(f"at T = {horizon:g} the lowest simulated mean error is {low}'s ({final[low]:.3g})")
+    text = "; ".join(parts) + "."
+    if reached and low != min(reached, key=reached.__getitem__):
+        text += " Getting there first and levelling off lowest are different things: fewer gradients per " \
+                "update are quicker, more gradients average out more noise."
+    return text + " With fresh gradients the bound's floor F_K = ηLσ²/(2μbK) falls as 1/K."
+
+
+def best_choice(rows: list[dict[str, Any]], x_name: str, best_bound: int | None, best_sim: int | None,
+                eps: float) -> str:
+    """Which value of the swept parameter reaches ε first, by the bound and by the simulation."""
+    def at(i: int, key: str) -> str:
+        return f"{x_name} = {rows[i]['x']} (t ≈ {rows[i][key]:.3g})"
+
+    parts = []
+    if best_sim is not None:
+        parts.append(f"the simulated mean reaches ε = {eps:g} first at {at(best_sim, 'simulated_time')}")
+    if best_bound is not None:
+        parts.append(f"the bound at {at(best_bound, 'bound_time')}")
+    if not parts:
+        return (f"No point reaches ε = {eps:g}: lengthen the horizon T or raise ε. The best value balances "
+                "time per update against the error floor.")
+    text = "Here " + ", and ".join(parts) + "."
+    if best_sim is not None and best_bound is not None and rows[best_sim]["x"] != rows[best_bound]["x"]:
+        text += " The bound and the simulation disagree on the best value: the bound is loose."
+    return text + (" The best value balances time per update (fewer gradients are quicker) against the "
+                   "error floor (more gradients average out noise).")

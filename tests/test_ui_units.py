@@ -1,0 +1,81 @@
+"""Pieces of the dashboard that need no running app: plain-text notices, URL parsing, the
+cache keys of delay laws, bounded figures and memos (issue 7)."""
+
+
+import numpy as np
+import pytest
+
+from distsgd import make_scheme, parse_delay
+from distsgd.delays import Delay, Empirical
+from distsgd.montecarlo import simulate_timeline
+from distsgd.plots import TIMELINE_MAX_BARS, timeline_figure
+from distsgd.ui import cached, state
+
+
+@pytest.mark.parametrize("text", ["[click](https://example.org/x)", "![i](http://host/x.png)",
+                                  "<img src=x onerror=alert(1)>", "$\\frac{1}{0}$", "**bold** _it_ `code`"])
+def test_plain_escapes_every_markdown_construct(text):
+    shown = state.plain(text)
+    i, out = 0, []
+    while i < len(shown):  # every Markdown/HTML/LaTeX character arrives backslash-escaped
+        if shown[i] == "\\":
+            out.append(shown[i + 1])
+            i += 2
+            continue
+        assert shown[i] not in "[]()!<>$*_`:/\\", (i, shown)
+        out.append(shown[i])
+        i += 1
+    assert "".join(out) == text  # nothing lost but the escapes
+
+
+def test_plain_truncates():
+    assert len(state.plain("x" * 10_000)) <= 301
+
+
+def test_url_parse_dedups_and_names_repeats():
+    c = state.CONTROLS["schemes"]
+    v, note = c.parse(["sync", "sync", "async", "bogus"])
+    assert v == ["sync", "async"] and "bogus" in note
+    m = state.CONTROLS["m"]
+    assert m.parse(["abc", "12"]) == (12, "m was given 2 times; using the last valid value")
+    v, note = m.parse("1e9")
+    assert v == 1000 and "clamped to 1000" in note
+    v, note = state.CONTROLS["seed"].parse("2147483647")
+    assert v == 2**31 - 1 and note is None  # exact, not through a float
+
+
+def test_every_delay_family_is_hashed_by_its_key_not_its_values():
+    families = {cls for cls in cached._HASH}
+    assert Empirical in families and all(issubclass(c, Delay) for c in families)
+    for cls in Delay.__subclasses__():
+        assert cls in families
+    a = Empirical.from_values(np.arange(1, 1_000_001, dtype=float))
+    b = Empirical.from_values(np.arange(1, 1_000_001, dtype=float))
+    c = Empirical.from_values(np.arange(2, 1_000_002, dtype=float))
+    key = cached._HASH[Empirical]
+    assert key(a) == key(b) != key(c) and len(key(a)) < 200
+    assert key(parse_delay("exp(rate=2)")) != key(parse_delay("exp(rate=3)"))
+
+
+@pytest.mark.parametrize("name, kw", [("local-sgd", dict(H=100, comm_delay=0.5)), ("k-batch-async", dict(K=1000)),
+                                      ("k-batch-sync", dict(K=1000)), ("k-sync", dict(K=4))])
+def test_timeline_figure_is_bounded(name, kw):
+    """The timeline page's worst case (m ≥ 40 shown, 30 updates, H = 100 or K = 1000) used to send
+    an 8.4 MB figure that froze the browser tab."""
+    tl = simulate_timeline(make_scheme(name, 40, **kw), parse_delay("exp(rate=1)"), 30, seed=1)
+    fig = timeline_figure(tl)
+    assert len(fig.to_json()) <= 1_000_000
+    bars = sum(len(t.x) for t in fig.data)
+    assert bars <= TIMELINE_MAX_BARS
+    # every worker-second of the first shown updates is still drawn (merged, not dropped)
+    busy = sum(float(np.sum(t.x)) for t in fig.data)
+    assert busy > 0
+
+
+def test_time_axis_memo_holds_no_delay_objects():
+    from distsgd import sgd
+    d = Empirical.from_values(np.linspace(1, 2, 1000))
+    sgd._runtime_for_time_axis(make_scheme("sync", 4), d, 0)
+    for key in list(sgd._axis_memo):
+        assert not any(isinstance(k, Delay) for k in key)
+    assert len(sgd._axis_memo) <= sgd._AXIS_MEMO
