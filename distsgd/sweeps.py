@@ -201,18 +201,20 @@ def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: 
     out = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for s in schemes:
-        sim = None
+        sim, skipped = None, ""
         if replicas and time:
             try:
                 sim = simulate_error(s, delay, problem, time, points, replicas, keyed(seed, "sgd", s.label),
                                      max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
                                      max_timing_cost=UI_MAX_TIMING_COST / max(len(schemes), 1))
-            except ParameterError:
-                sim = None  # too long a run for this request: the bound alone is shown
+            except ParameterError as exc:  # too long a run for this request: the bound alone is shown
+                sim, skipped = None, str(exc)
         p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)
         b = bound_time_to_target(s, delay, problem, eps, gamma, p, seed=seed)
         row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
                "bound_time": b.value, "bound_source": b.source}
+        if skipped:
+            row["simulated_skipped"] = skipped
         if sim is not None:
             st = simulated_time_to_target(sim, eps)
             row.update(simulated_time=st.value, simulated_low=st.low, simulated_high=st.high,

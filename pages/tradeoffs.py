@@ -65,8 +65,16 @@ with page.guard():
     page.chart(plots.target_figure(rows, sweep, best_b, best_s, eps, ref), rows + ref, f"time-to-target-vs-{sweep}",
                claims.best_choice(rows, sweep, best_b, best_s, eps))
     fmt = lambda v: None if v is None else ("never" if math.isinf(v) else v)  # noqa: E731
+    def why(r: dict) -> str:
+        """Why a cell is empty: the simulation's reason, or the bound's."""
+        notes = [f"not simulated: {r['simulated_skipped']}"] if "simulated_skipped" in r else []
+        if r["bound_time"] is None:
+            notes.append(r["bound_source"])
+        return "; ".join(notes)
+
     page.table([{"scheme": r["label"], "time to ε (bound)": fmt(r["bound_time"]),
                  "time to ε (simulated)": fmt(r.get("simulated_time")),
-                 "best": "★" if i in (best_b, best_s) else ""} for i, r in enumerate(rows)]
+                 "best": "★" if i in (best_b, best_s) else "", "note": why(r)} for i, r in enumerate(rows)]
                + [{"scheme": f"reference: {r['label']}", "time to ε (bound)": fmt(r["bound_time"]),
-                   "time to ε (simulated)": fmt(r.get("simulated_time")), "best": ""} for r in ref])
+                   "time to ε (simulated)": fmt(r.get("simulated_time")), "best": "", "note": why(r)}
+                  for r in ref], note=st.column_config.TextColumn(width="large"))
