@@ -379,10 +379,10 @@ def _updates_needed(scheme: Scheme, delay: Delay, horizon: float, seed: Seed) ->
 
 
 def _covering_trace(scheme: Scheme, delay: Delay, n: int, replicas: int, horizon: float,
-                    rng: np.random.Generator) -> UpdateTrace:
+                    rng: np.random.Generator, budget: float | None = None) -> UpdateTrace:
     """A trace whose every replica reaches the horizon (rarely needs a second, longer try)."""
     while True:
-        tr = simulate_updates(scheme, delay, n, replicas, rng)
+        tr = simulate_updates(scheme, delay, n, replicas, rng, budget=budget)
         if tr.times[:, -1].min() >= horizon:
             return tr
         if n >= MAX_UPDATES:
@@ -395,7 +395,7 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
                    replicas: int = 200, seed: Seed = None,
                    lr: LearningRate | None = None, keep_errors: bool = False,
                    max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES,
-                   max_timing_cost: float = math.inf) -> ErrorSimulation:
+                   max_timing_cost: float = math.inf, budget: float | None = None) -> ErrorSimulation:
     """Simulated SGD error on the grid ``linspace(0, time, points)``, mean and 95% band.
 
     The timing comes from :func:`simulate_updates` (the runtime Monte Carlo's process); for
@@ -404,6 +404,9 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
     after the update for the K-th push, for k-batch-async).  Local SGD steps every worker on
     its own noise for H steps and averages; the sum of H linear Gaussian steps is sampled
     exactly (one Gaussian per coordinate per round, with the variance of the m-worker mean).
+
+    The timing runs within the library's time bound (``limits.TIME_BUDGET``, cost units ≈ ns)
+    unless ``budget`` says otherwise (a benchmark of a known, long workload).
     """
     time = TIME.check(time, "time")
     points = POINTS.check(points, "points")
@@ -431,7 +434,7 @@ def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, 
     n_used = n
     for g0 in range(0, replicas, group):
         r = min(group, replicas - g0)
-        tr = _covering_trace(scheme, delay, n, r, time, rng)
+        tr = _covering_trace(scheme, delay, n, r, time, rng, budget)
         n_used = max(n_used, tr.updates)
         path = _run_sgd(scheme, problem, tr, lr, rng, stats)
         errors[g0:g0 + r] = np.take_along_axis(path, _counts_at(tr.times, grid), axis=1)
