@@ -77,6 +77,9 @@ def test_no_comparison_without_numbers_and_equal_within_error():
     assert "equal within the Monte Carlo error" in claims.ksync_vs_kasync(d, 8, 2, a, b)
     c = {"kind": "unavailable", "analytic": None, "mc_mean": 2.0, "mc_low": 1.9, "mc_high": 2.1}
     assert "K-sync is 2× faster" in claims.ksync_vs_kasync(d, 8, 2, a, c)
+    exact = {"kind": "exact", "analytic": 1.0, "analytic_error": None}
+    text = claims.ksync_vs_kasync(d, 8, 2, a, exact)
+    assert text.endswith(": equal.") and "Monte Carlo" not in text
 
 
 def test_error_race_names_the_first_and_the_lowest():

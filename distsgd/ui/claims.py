@@ -68,6 +68,8 @@ def ksync_vs_kasync(delay: Delay, m: int, K: int, ksync: dict[str, Any] | None,
         return f"{law} {here}: K-sync is {((b[0] + b[1]) / (a[0] + a[1])):.3g}× faster."
     if b[1] < a[0]:
         return f"{law} {here}: K-async is {((a[0] + a[1]) / (b[0] + b[1])):.3g}× faster."
+    if a[2] == b[2] == "analytic":
+        return f"{law} {here}: equal."
     return f"{law} {here}: equal within the Monte Carlo error."
 
 
