@@ -1,11 +1,14 @@
 """Controls, their URL mirror, and presets — the only place the dashboard reads user input.
 
 Every control is declared once here with a :class:`~distsgd.params.Domain` taken from the
-library (narrowed by a cost cap for the shared host).  On the first run of a session each
-control's value comes from the URL if present: a junk value is replaced by the default and an
-out-of-range one clamped, each with a notice; after the widgets are drawn the current values
-are written back to the URL, so a copied link reproduces the view.  A URL can never name a
-file: a measured trace comes only from an upload.
+library (narrowed by a cost cap for the shared host).  Its value lives in a session store that
+Streamlit never cleans (:func:`bind` gives each widget its value from there before it is drawn,
+and its ``on_change`` hands a change back), so no control loses its value when another moves,
+a run is interrupted, or the page changes.  On the first run of a session every control the
+URL names is read (:func:`start`): a junk value is replaced by the default and an out-of-range
+one clamped, each with a notice; after the page is drawn the values are written back to the
+URL, so a copied link reproduces the view.  Notices are shown as plain text (:func:`plain`).
+A URL can never name a file: a measured trace comes only from an upload.
 """
 
 from __future__ import annotations
