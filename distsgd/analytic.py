@@ -44,12 +44,14 @@ from scipy import fft as sfft
 from scipy import special, stats
 
 from . import limits
-from .delays import Delay, Empirical, Exponential, Pareto, Uniform, _array
+from .delays import Delay, Empirical, Exponential, Pareto, Uniform, _array, check_delay
 from .params import Domain, ParameterError
-from .schemes import M, Async, KAsync, KBatchAsync, KBatchSync, KSync, LocalSGD, Scheme, Sync
+from .schemes import (Async, KAsync, KBatchAsync, KBatchSync, KSync, LocalSGD, Scheme, Sync, check_order_statistic,
+                      check_scheme)
 
 __all__ = [
     "KINDS",
+    "VALUE_KINDS",
     "Estimate",
     "expected_runtime",
     "order_statistic_mean",
@@ -61,6 +63,8 @@ __all__ = [
 ]
 
 KINDS = ("exact", "numerical", "upper_bound", "lower_bound", "approximation", "infinite", "unavailable")
+#: the kinds whose value *is* E[T] (to the stated accuracy), not a bound or an approximation
+VALUE_KINDS = ("exact", "numerical")
 
 #: relative error below which a computed value is reported as ``numerical`` (DESIGN §2)
 REL_TOL = 1e-6
@@ -242,21 +246,9 @@ def _os_quadrature(law: _Law, k: int, n: int) -> _OSQuad:
         return _OSQuad(mean, max(var, 0.0) if math.isfinite(var) else math.inf, err)
 
 
-def _check_kn(k: int, n: int) -> tuple[int, int]:
-    """Validate 1 ≤ k ≤ n ≤ M_MAX (ParameterError naming k or n)."""
-    n = M.check(n, "n")
-    k = Domain("k", 1, n, integer=True).check(k, "k")
-    return k, n
-
-
-def _check_delay(delay: object) -> None:
-    if not isinstance(delay, Delay):
-        raise ParameterError("delay", f"expected a Delay from parse_delay (got {type(delay).__name__})")
-
-
 def _order_statistic_mean_quad(delay: Delay | _Law, k: int, n: int) -> Estimate:
     """E[X_{k:n}] by quadrature of ``I_{1−F(x)}(n−k+1, k)`` for any continuous law (forced path)."""
-    k, n = _check_kn(k, n)
+    k, n = check_order_statistic(k, n)
     law = delay if isinstance(delay, _Law) else _Law(delay)
     r = _os_quadrature(law, k, n)
     if not math.isfinite(r.mean):
@@ -289,8 +281,8 @@ def _empirical_os(delay: Empirical, k: int, n: int) -> tuple[float, float]:
 
 def order_statistic_moments(delay: Delay, k: int, n: int) -> tuple[Estimate, float | None]:
     """E[X_{k:n}] (as an Estimate) and the standard deviation of X_{k:n} (inf if infinite)."""
-    _check_delay(delay)
-    k, n = _check_kn(k, n)
+    check_delay(delay)
+    k, n = check_order_statistic(k, n)
     if isinstance(delay, Exponential):
         # Rényi: X_{k:n} − Δ = Σ_{i=n−k+1}^{n} Z_i / (λ i), Z_i i.i.d. Exp(1)
         mean = delay.shift + _harmonic_diff(n, k) / delay.rate
@@ -343,8 +335,8 @@ def order_statistic_std(delay: Delay, k: int, n: int) -> float | None:
 
 def order_statistic_cdf(delay: Delay, k: int, n: int, x: Any) -> np.ndarray:
     """``P(X_{k:n} ≤ x) = I_{F(x)}(k, n−k+1)`` (evaluated as ``1 − I_{S(x)}(n−k+1, k)`` in the upper tail)."""
-    _check_delay(delay)
-    k, n = _check_kn(k, n)
+    check_delay(delay)
+    k, n = check_order_statistic(k, n)
     x = _array(x, "x")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -368,8 +360,8 @@ def order_statistic_pdf(delay: Delay, k: int, n: int, x: Any) -> np.ndarray:
     For an :class:`~distsgd.delays.Empirical` trace (no density) this returns the pmf
     ``P(X_{k:n} = x)`` at the trace values and 0 elsewhere.
     """
-    _check_delay(delay)
-    k, n = _check_kn(k, n)
+    check_delay(delay)
+    k, n = check_order_statistic(k, n)
     x = _array(x, "x")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -1166,9 +1158,8 @@ def expected_runtime(scheme: Scheme, delay: Delay, work: float | None = None) ->
     about 1–2 s); beyond it the result falls back to a bound or ``unavailable`` (with the
     reason in ``method``).
     """
-    if not isinstance(scheme, Scheme):
-        raise ParameterError("scheme", f"expected a Scheme from make_scheme (got {type(scheme).__name__})")
-    _check_delay(delay)
+    check_scheme(scheme)
+    check_delay(delay)
     budget = _WORK_BUDGET if work is None else _WORK.check(work, "work")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -40,6 +40,7 @@ __all__ = [
     "Uniform",
     "Empirical",
     "parse_delay",
+    "check_delay",
     "DELAY_NAMES",
     "SHIFT",
     "EMPIRICAL_MAX_VALUES",
@@ -864,6 +865,13 @@ def _spec_keys(cls: type[Delay]) -> dict[str, str]:
 
 
 _SPEC_RE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def check_delay(delay: object) -> Delay:
+    """``delay`` itself if it is a Delay, else a ParameterError naming ``delay``."""
+    if not isinstance(delay, Delay):
+        raise ParameterError("delay", f"expected a Delay from parse_delay (got {type(delay).__name__})")
+    return delay
 
 
 def parse_delay(spec: str) -> Delay:

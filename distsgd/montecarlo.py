@@ -37,9 +37,9 @@ from scipy import stats
 
 from . import limits
 from . import random as _random
-from .delays import Delay, Exponential, _size
+from .delays import Delay, Exponential, _size, check_delay
 from .params import Domain, ParameterError
-from .schemes import M, KAsync, KBatchSync, KSync, LocalSGD, Scheme, Sync
+from .schemes import KAsync, KBatchSync, KSync, LocalSGD, Scheme, Sync, check_order_statistic, check_scheme
 
 __all__ = [
     "RuntimeSample", "UpdateTrace", "Timeline", "simulate_runtime", "simulate_updates",
@@ -71,10 +71,8 @@ def _rng(seed: _random.Seed) -> np.random.Generator:
 
 
 def _check_model(scheme: object, delay: object) -> None:
-    if not isinstance(scheme, Scheme):
-        raise ParameterError("scheme", f"expected a Scheme from make_scheme (got {type(scheme).__name__})")
-    if not isinstance(delay, Delay):
-        raise ParameterError("delay", f"expected a Delay from parse_delay (got {type(delay).__name__})")
+    check_scheme(scheme)
+    check_delay(delay)
 
 
 def _check_seed(seed: object) -> None:
@@ -161,10 +159,8 @@ def sample_order_statistic(delay: Delay, k: int, n: int, rng: Any,
     The upper half uses ``isf`` of 1 − U_{k:n} ~ Beta(n−k+1, k), so the maximum of many
     workers keeps its precision in the tail.  ``rng`` is a Generator or a seed.
     """
-    if not isinstance(delay, Delay):
-        raise ParameterError("delay", f"expected a Delay (got {type(delay).__name__})")
-    n = M.check(n, "n")
-    k = Domain("k", 1, n, integer=True).check(k, "k")
+    check_delay(delay)
+    k, n = check_order_statistic(k, n)
     rng = _rng(rng)
     size = _size(size)
     if k <= n - k + 1:

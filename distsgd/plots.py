@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
+from .analytic import VALUE_KINDS
 from .delays import Delay, Empirical
 from .montecarlo import Timeline
 
@@ -30,7 +31,7 @@ OUTCOME_COLORS = {
     "used": "#2ca02c", "stale": "#ff7f0e", "cancelled": "#e8898a", "waiting": "#c7c7c7",
     "communicating": "#1f77b4", "in flight": "#9edae5",
 }
-SOLID_KINDS = ("exact", "numerical")
+SOLID_KINDS = VALUE_KINDS
 BOUND_KINDS = ("upper_bound", "lower_bound")
 #: how an analytic value is drawn, by kind: (kinds, line dash, trace-name prefix)
 _STYLES = ((SOLID_KINDS, "solid", "analytic"), (BOUND_KINDS, "dash", "bound"),

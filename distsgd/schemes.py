@@ -15,7 +15,8 @@ from .params import Domain, ParameterError
 
 __all__ = [
     "Scheme", "Sync", "KSync", "KBatchSync", "Async", "KAsync", "KBatchAsync", "LocalSGD",
-    "make_scheme", "backup_workers", "scheme_class", "scheme_parameters", "SCHEME_NAMES",
+    "make_scheme", "backup_workers", "check_scheme", "check_order_statistic", "scheme_class",
+    "scheme_parameters", "SCHEME_NAMES",
     "M", "K_DOMAIN", "H_DOMAIN", "COMM_DELAY",
     "M_MAX", "K_BATCH_MAX", "H_MAX",
 ]
@@ -231,6 +232,19 @@ def make_scheme(name: str, m: int, K: int | None = None, H: int | None = None,
         kwargs["H"] = H
         kwargs["comm_delay"] = 0.0 if comm_delay is None else comm_delay
     return cls(**kwargs)  # type: ignore[arg-type]
+
+
+def check_scheme(scheme: object) -> Scheme:
+    """``scheme`` itself if it is a Scheme, else a ParameterError naming ``scheme``."""
+    if not isinstance(scheme, Scheme):
+        raise ParameterError("scheme", f"expected a Scheme from make_scheme (got {type(scheme).__name__})")
+    return scheme
+
+
+def check_order_statistic(k: int, n: int) -> tuple[int, int]:
+    """(k, n) of an order statistic X_{k:n}: 1 ≤ k ≤ n ≤ M_MAX (ParameterError naming k or n)."""
+    n = int(M.check(n, "n"))
+    return int(Domain("k", 1, n, integer=True).check(k, "k")), n
 
 
 def backup_workers(N: int, b: int) -> KSync:

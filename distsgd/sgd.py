@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .analytic import Estimate, expected_runtime
+from .analytic import VALUE_KINDS, Estimate, expected_runtime
 from .delays import Delay
 from .montecarlo import UpdateTrace, iteration_cost, simulate_runtime, simulate_updates
 from .params import Domain, ParameterError
@@ -221,7 +221,7 @@ def _runtime_for_time_axis(scheme: Scheme, delay: Delay, seed: Seed) -> Estimate
                 _axis_memo.move_to_end(key)
                 return hit
     est = expected_runtime(scheme, delay, work=_AXIS_ANALYTIC_WORK)
-    if not ((est.kind in ("exact", "numerical") and est.value is not None) or est.kind == "infinite"):
+    if not ((est.kind in VALUE_KINDS and est.value is not None) or est.kind == "infinite"):
         # bounded like everything else: at most 20 000 iterations, about 0.1 s of simulation
         iterations = int(min(20_000, max(500, _AXIS_MC_COST / iteration_cost(scheme, delay))))
         mc = simulate_runtime(scheme, delay, iterations, seed=seed, keep_times=False)

@@ -14,7 +14,7 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .analytic import expected_runtime, order_statistic_mean
+from .analytic import VALUE_KINDS, expected_runtime, order_statistic_mean
 from .delays import Delay
 from .montecarlo import iteration_cost, simulate_runtime, simulation_cost
 from .params import ParameterError
@@ -137,7 +137,7 @@ def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Delay, K: int, 
         used = 1 if r["scheme"] == "async" else (r["K"] or r["m"])
         ok = math.isfinite(mean_x)
         a, mc = r["analytic"], r.get("mc_mean")
-        r["speedup_analytic"] = used * mean_x / a if (ok and a and r["kind"] in ("exact", "numerical")) else None
+        r["speedup_analytic"] = used * mean_x / a if (ok and a and r["kind"] in VALUE_KINDS) else None
         r["speedup_lower_bound"] = used * mean_x / a if (ok and a and r["kind"] == "upper_bound") else None
         r["speedup_mc"] = used * mean_x / mc if (ok and mc and mc > 0) else None
     return rows

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from distsgd import plots, sweeps
+from distsgd.analytic import VALUE_KINDS
 from distsgd.ui import cached, claims, page, sidebar
 
 sel = sidebar.current()
@@ -55,4 +56,4 @@ with page.guard():
     sp = cached.async_speedup(sel.m, sel.delay)
     st.metric("Speed-up of async over sync per iteration, m·E[X₍ₘ:ₘ₎] / E[X]",
               "undefined: E[X] is infinite" if sp["value"] is None
-              else f"{sp['value']:.3g}×" + (f" ({sp['kind']})" if sp["kind"] not in ("exact", "numerical") else ""))
+              else f"{sp['value']:.3g}×" + (f" ({sp['kind']})" if sp["kind"] not in VALUE_KINDS else ""))

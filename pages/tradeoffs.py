@@ -11,9 +11,10 @@ from distsgd.ui import cached, claims, page, sidebar, state
 sel = sidebar.current()
 # the formula shown is the one the chart uses: read the page's choices before the header
 swept = "local-sgd" if state.value("sweep") == "H" else state.value("sweep_scheme")
+stale = swept != "local-sgd" and not scheme_class(swept).fresh  # the bound with γ′ and p₀
 if swept == "local-sgd":
     formula = [r"\text{local SGD: no bound is drawn; the time to } \varepsilon \text{ comes from simulated SGD}"]
-elif scheme_class(swept).fresh:
+elif not stale:
     formula = [r"t^*(K) = \mathbb{E}[T_K]\,\frac{\log\big((\varepsilon - F_K)/(F_0 - F_K)\big)}{\log(1-\eta\mu)},"
                r"\quad F_K=\frac{\eta L\sigma^2}{2\mu b K}"]
 else:
@@ -25,8 +26,7 @@ page.header(
     "exists and its conditions hold) and from simulated SGD (error bars: the times at which the edges of "
     "its 95% band reach ε). Fewer gradients per update are quicker but noisier, so the best choice can "
     "sit in between. Dotted lines: sync and async at the sidebar's settings, for reference.",
-    formula + ([r"p_0 = \text{the measured fraction of fresh gradients at each point}"]
-               if swept != "local-sgd" and not scheme_class(swept).fresh else []),
+    formula + ([r"p_0 = \text{the measured fraction of fresh gradients at each point}"] if stale else []),
 )
 c1, c2, c3, c4 = st.columns(4)
 sweep = sidebar.choice("sweep", c1, radio=True)
@@ -36,13 +36,11 @@ if sweep == "H":
 eps = sidebar.number("eps", c3, slider=False)
 horizon = sidebar.number("horizon", c4, slider=False)
 with st.expander("Problem, and the constants this sweep uses", expanded=False):
-    sidebar.problem_controls()
+    problem = sidebar.problem_controls()
     c5, c6 = st.columns(2)
-    gamma = sidebar.number("gamma", c5) if name != "local-sgd" and not scheme_class(name).fresh \
-        else state.value("gamma")
+    gamma = sidebar.number("gamma", c5) if stale else state.value("gamma")
     D = sidebar.number("D", c6) if sweep == "H" else state.value("D")
 with page.guard():
-    problem = state.problem()
     if sweep == "K":
         values = sorted(set(sweeps.k_grid(sel.m, 8)) | {sel.K})
         schemes = [sweeps.build(name, sel.m, k, sel.H) for k in values]

@@ -18,11 +18,10 @@ import streamlit as st
 from .. import sweeps
 from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
 from ..delays import Delay, Empirical
-from ..random import keyed
 from ..montecarlo import sample_order_statistic, simulate_runtime, simulate_timeline
+from ..random import keyed
 from ..schemes import Scheme, make_scheme
 from ..sgd import LearningRate, Problem
-
 
 
 def _subclasses(cls: type) -> list[type]:

@@ -11,19 +11,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..analytic import VALUE_KINDS
 from ..delays import Delay, Exponential
 
 __all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice"]
-
-_POINT = ("exact", "numerical")
-
 
 def interval(row: dict[str, Any] | None) -> tuple[float, float, str] | None:
     """What a runtime row says E[T] is: (low, high, source) — the analytic value when exact or
     numerical (± its numerical error), else the Monte Carlo 95% interval; None if neither."""
     if row is None:
         return None
-    if row.get("kind") in _POINT and row.get("analytic") is not None:
+    if row.get("kind") in VALUE_KINDS and row.get("analytic") is not None:
         err = float(row.get("analytic_error") or 0.0)
         return row["analytic"] - err, row["analytic"] + err, "analytic"
     if row.get("mc_mean") is not None and math.isfinite(row.get("mc_low", math.nan)) \

@@ -50,12 +50,11 @@ def number(key: str, where: Any = None, bounds: tuple[float, float] | None = Non
     c = state.CONTROLS[key]
     where = where or st
     args = state.widget_args(key, bounds)
-    if args["min_value"] >= args["max_value"]:
-        state.bind(key, (args["min_value"], args["max_value"]))  # no widget, but the key holds the value
+    bind = state.bind(key, (args["min_value"], args["max_value"]))
+    if args["min_value"] >= args["max_value"]:  # one value allowed: no widget, but the key holds it
         v = state.value(key)
         where.markdown(f"{c.label}: **{v}**")
         return v
-    bind = state.bind(key, (args["min_value"], args["max_value"]))
     f = where.slider if slider else where.number_input
     return f(c.label, help=help or c.help or None, **args, **bind)
 
@@ -186,7 +185,7 @@ def sidebar() -> Selection:
     m = number("m", sb)
     K = number("K", sb, bounds=(1, m))  # K ≤ m: clamped (with a notice) only when m falls below K
     H = number("H", sb)
-    schemes = list(dict.fromkeys(choice("schemes", sb)))
+    schemes = choice("schemes", sb)
     if not schemes:
         state.notify("No scheme selected: showing sync.")
         schemes = ["sync"]
