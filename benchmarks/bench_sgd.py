@@ -15,7 +15,7 @@ from pathlib import Path
 
 from distsgd import make_scheme, parse_delay
 from distsgd.analytic import expected_runtime
-from distsgd.sgd import Problem, simulate_error
+from distsgd.error import Problem, simulate_error
 
 SCHEMES = [("sync", None), ("k-sync", 50), ("k-batch-sync", 100), ("async", None), ("k-async", 25),
            ("k-batch-async", 10), ("local-sgd", None)]

@@ -1,4 +1,5 @@
-"""Command line: ``python -m distsgd runtime …`` and ``python -m distsgd error …`` (DESIGN §5).
+"""Command line: ``python -m distsgd runtime …`` and ``python -m distsgd error …`` (DESIGN §5);
+the only user of argparse.
 
 Bad input exits with status 2 and one line on stderr naming the parameter; nothing
 prints a traceback (set ``DISTSGD_DEBUG=1`` to see one for an internal error).
@@ -15,7 +16,22 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from .analytic import expected_runtime
+from .delays import parse_delay
+from .error import (
+    GAMMA,
+    P0,
+    LearningRate,
+    ModelCurve,
+    Problem,
+    bound_vs_time,
+    exact_error_vs_time,
+    simulate_error,
+)
+from .montecarlo import simulate_runtime
 from .params import ParameterError
+from .random import SEED
+from .schemes import make_scheme
 
 __all__ = ["main", "build_parser"]
 
@@ -40,7 +56,6 @@ def _finite(x: Any) -> Any:
 
 def _seed(text: str) -> int:
     """--seed: an integer read exactly (int(), not through a float)."""
-    from .random import SEED
     try:
         return int(SEED.check(text, "seed"))
     except ParameterError as exc:
@@ -73,30 +88,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_error_parser(sub: Any) -> None:
-    """The ``error`` sub-command, when the error model is available."""
-    try:
-        from . import sgd
-    except ImportError:  # pragma: no cover - the error model ships with the package
-        return
-    sgd.add_cli_arguments(sub, _add_scheme_args)
-
-
 def _resolve_seed(seed: int | None) -> int:
     """The seed to use and print: exactly the one given (an int, never through a float), or a
     fresh one."""
-    from .random import SEED
     if seed is None:
         return int(np.random.SeedSequence().entropy % (2**63 - 1))
     return int(SEED.check(seed, "seed"))
 
 
 def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from .analytic import expected_runtime
-    from .delays import parse_delay
-    from .montecarlo import simulate_runtime
-    from .schemes import make_scheme
-
     scheme = make_scheme(args.scheme, args.m, K=args.K, H=args.H, comm_delay=args.comm_delay)
     delay = parse_delay(args.delay)
     seed = _resolve_seed(args.seed)
@@ -131,6 +131,88 @@ def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return out, "\n".join(lines)
 
 
+def _add_error_parser(sub: Any) -> None:
+    p = sub.add_parser("error", help="error against wall-clock time: bound and simulated SGD")
+    _add_scheme_args(p)
+    for flag, typ, default, doc in [
+        ("--eta", float, None, "learning rate η"), ("--L", float, None, "smoothness L"),
+        ("--mu", float, None, "strong convexity μ"), ("--sigma2", float, None, "gradient noise σ²"),
+        ("--b", int, None, "mini-batch size b"), ("--f0", float, None, "initial error F0"),
+        ("--dim", int, None, "model dimension d"), ("--time", float, None, "wall-clock horizon T"),
+        ("--points", int, None, "points on the time grid"), ("--replicas", int, None, "SGD replicas"),
+    ]:
+        p.add_argument(flag, type=typ, required=True, help=doc)
+    p.add_argument("--gamma", type=float, default=None,
+                   help="staleness factor γ for the async bound (default: measured in the simulation)")
+    p.add_argument("--p0", type=float, default=None,
+                   help="P(fresh) lower bound p0 (default: measured fraction of fresh gradients)")
+    p.add_argument("--lr-rule", default="constant", dest="lr_rule", choices=LearningRate.RULES,
+                   help="learning-rate rule for the asynchronous schemes")
+    p.add_argument("--C", type=float, default=0.01, help="constant of the adaptive rule")
+
+
+def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    scheme = make_scheme(args.scheme, args.m, K=args.K, H=args.H, comm_delay=args.comm_delay)
+    delay = parse_delay(args.delay)
+    problem = Problem(eta=args.eta, L=args.L, mu=args.mu, sigma2=args.sigma2, b=args.b,
+                      f0=args.f0, dim=args.dim)
+    gamma = None if args.gamma is None else GAMMA.check(args.gamma, "gamma")
+    p0 = None if args.p0 is None else P0.check(args.p0, "p0")
+    seed = _resolve_seed(args.seed)
+    sim = simulate_error(scheme, delay, problem, args.time, args.points, args.replicas, seed,
+                         LearningRate(args.lr_rule, args.C))
+    if not scheme.fresh:
+        if gamma is None:
+            gamma = sim.gamma_measured
+        if p0 is None:
+            p0 = sim.fresh_fraction
+    bound = bound_vs_time(scheme, delay, problem, sim.time, gamma, p0, seed=seed)
+    exact = exact_error_vs_time(scheme, delay, problem, sim.time, seed=seed)
+
+    def lst(a: np.ndarray | None) -> list[Any] | None:
+        return None if a is None else [_finite(float(v)) for v in a]
+
+    d = scheme.as_dict()
+    simulated: dict[str, Any] = {"mean": lst(sim.mean), "ci95_low": lst(sim.ci95_low),
+                                 "ci95_high": lst(sim.ci95_high), "replicas": sim.replicas}
+    if not scheme.fresh:
+        simulated["staleness_mean"] = sim.staleness_mean
+        simulated["fresh_fraction"] = sim.fresh_fraction
+        simulated["gamma_measured"] = _finite(sim.gamma_measured) if sim.gamma_measured is not None else None
+    out: dict[str, Any] = {
+        "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": str(delay),
+        "time": lst(sim.time), "bound": lst(bound.values), "bound_kind": bound.kind,
+        "bound_note": bound.note or None,
+        "bound_params": {"gamma": gamma, "p0": p0, "floor": bound.floor,
+                         "runtime": _finite(bound.runtime.value) if bound.runtime and bound.runtime.value else None,
+                         "runtime_method": bound.runtime.method if bound.runtime else None},
+        "exact_model": None if exact is None else {
+            "mean": lst(exact.mean), "stderr": lst(exact.stderr), "paths": exact.paths,
+            "method": ModelCurve.METHOD},
+        "simulated": simulated, "seed": seed,
+    }
+    idx = np.unique(np.linspace(0, sim.time.size - 1, min(11, sim.time.size)).astype(int))
+    lines = [f"scheme {scheme.label}, delay {delay}, η={problem.eta:g}, L={problem.L:g}, "
+             f"μ={problem.mu:g}, σ²={problem.sigma2:g}, b={problem.b}, F0={problem.f0:g}, d={problem.dim}",
+             f"bound: {bound.kind}" + (f" — {bound.note}" if bound.note else
+                                       f" (floor {bound.floor:.4g}, E[T] {bound.runtime.value:.4g} "
+                                       f"[{bound.runtime.kind}])" if bound.runtime and bound.floor is not None else ""),
+             f"{'time':>12} {'bound':>12} {'model':>12} {'simulated':>12} {'95% CI':>25}"]
+    for i in idx:
+        b = "—" if bound.values is None else f"{bound.values[i]:.5g}"
+        e = "—" if exact is None else f"{exact.mean[i]:.5g}"
+        lines.append(f"{sim.time[i]:12.5g} {b:>12} {e:>12} {sim.mean[i]:12.5g} "
+                     f"[{sim.ci95_low[i]:.5g}, {sim.ci95_high[i]:.5g}]".rjust(0))
+    if not scheme.fresh:
+        lines.append(f"staleness mean {sim.staleness_mean:.4g}, fresh fraction {sim.fresh_fraction:.4g}, "
+                     f"measured γ {sim.gamma_measured if sim.gamma_measured is None else round(sim.gamma_measured, 4)}")
+    if exact is not None:
+        lines.append(f"model: {ModelCurve.METHOD} ({exact.paths} paths; largest standard error "
+                     f"{float(exact.stderr.max()):.2g})")
+    lines.append(f"{sim.replicas} replicas, seed {seed}")
+    return out, "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -138,8 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "runtime":
             out, text = run_runtime(args)
         else:
-            from . import sgd
-            out, text = sgd.run_cli(args)
+            out, text = run_error(args)
     except _UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

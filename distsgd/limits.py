@@ -21,7 +21,9 @@ __all__ = [
     "WARMUP_MAX_PUSHES_PER_WORKER", "MAX_KEPT_TIMES", "MAX_SAMPLE_SIZE",
     "MAX_TRACE_VALUES", "TIMELINE_MAX_M", "TIMELINE_MAX_ITERATIONS", "TIMELINE_MAX_JOBS",
     "TIMELINE_MAX_JOBS_VECTORISED",
-    "ANALYTIC_WORK", "ANALYTIC_MAX_ELEMENTS",
+    "ANALYTIC_WORK", "ANALYTIC_MAX_ELEMENTS", "MAX_WORKERS", "K_BATCH_MAX", "H_MAX",
+    "MAX_REPLICAS", "MAX_UPDATES", "MAX_SGD_WORK", "SGD_GROUP_BYTES", "MODEL_PATHS_GROUP", "AXIS_ANALYTIC_WORK",
+    "AXIS_MC_COST",
 ]
 
 # -- representable delay laws (the domains in delays.py are built from these) -----------------
@@ -61,6 +63,17 @@ EMPIRICAL_MAX_VALUES = 1_000_000
 EMPIRICAL_MAX_BYTES = 64 * 2**20
 #: characters in one delay spec string
 SPEC_MAX_CHARS = 4096
+
+# -- the schemes' parameters ---------------------------------------------------------------
+
+#: workers m (count): the order-statistic engines are O(1) in m, the renewal engines O(m)
+#: memory per replica; 100 000 keeps every per-worker array of one call within CHUNK
+MAX_WORKERS = 100_000
+#: gradients per update K of the batch schemes (count; K may exceed m there): one k-batch-sync
+#: iteration draws about K + m delays, one k-batch-async update K pushes
+K_BATCH_MAX = 1_000_000
+#: local steps H per averaging round (count): one round draws m·H delays
+H_MAX = 10_000
 
 # -- the per-call bounds --------------------------------------------------------------------
 
@@ -107,6 +120,24 @@ TIMELINE_MAX_ITERATIONS = 200
 #: dashboard's worst case, 30 updates with m = 40 and H = 100 (120 000 jobs).
 TIMELINE_MAX_JOBS = 50_000
 TIMELINE_MAX_JOBS_VECTORISED = 200_000
+
+# -- the error curves (distsgd/error) ---------------------------------------------------------
+
+#: SGD runs of one simulate_error call (count)
+MAX_REPLICAS = 10_000
+#: updates of one simulated SGD run (count): the time grid is read off each run's update times
+MAX_UPDATES = 200_000
+#: replicas × updates × K × d of one simulation (array-element work): ≈ 4e9 multiply-adds, a
+#: minute of numpy on one core
+MAX_SGD_WORK = 4e9
+#: bytes of timing trace and SGD state per group of replicas simulated together (64 MiB)
+SGD_GROUP_BYTES = 64 * 2**20
+#: update times per group of timing paths of the exact model curve (count; 16 MiB of float64)
+MODEL_PATHS_GROUP = 2**21
+#: the E[T] that sets the time axis of the error curves: analytic lattice work (FFT
+#: butterflies, ≈ 0.05 s), else a Monte Carlo run of at most this cost (≈ ns, 0.1 s)
+AXIS_ANALYTIC_WORK = 3e7
+AXIS_MC_COST = 1e8
 
 # -- analytic ----------------------------------------------------------------------------------
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast, overload
 
-__all__ = ["ParameterError", "Domain", "shortest"]
+__all__ = ["ParameterError", "Domain", "shortest", "ceil_div"]
 
 
 class ParameterError(ValueError):
@@ -24,7 +25,11 @@ class ParameterError(ValueError):
 
 
 def shortest(x: float) -> str:
-    """Shortest text that reads back as the same float (``2.0`` → ``2``)."""
+    """Shortest text that reads back as the same float (``2.0`` → ``2``).
+
+    >>> shortest(2.0), shortest(0.1), shortest(1e-7)
+    ('2', '0.1', '1e-07')
+    """
     r = repr(float(x))
     return r[:-2] if r.endswith(".0") else r
 
@@ -42,12 +47,24 @@ def _fmt(x: float | int) -> str:
     return repr(float(x))
 
 
+#: what :meth:`Domain.check` returns: ``int`` for an integer domain, else ``float``
+N = TypeVar("N", bound=float)
+
+
 @dataclass(frozen=True)
-class Domain:
+class Domain(Generic[N]):
     """The allowed values of one real or integer parameter.
 
     ``low``/``high`` are the bounds, open or closed as flagged; ``integer`` asks
     for a whole number.  ``symbol`` and ``doc`` are for labels in the UI.
+    For a type checker, ``Domain(..., integer=True)`` is a ``Domain[int]`` and any
+    other a ``Domain[float]``: the type :meth:`check` and :meth:`clamp` return.
+
+    >>> rate = Domain("rate", 0.0, 1e9, low_open=True, symbol="λ")
+    >>> rate.describe()
+    'a number in (0, 1e9]'
+    >>> Domain("m", 1, 1000, integer=True).describe()
+    'an integer in [1, 1000]'
     """
 
     name: str
@@ -58,6 +75,25 @@ class Domain:
     integer: bool = False
     symbol: str = ""
     doc: str = ""
+
+    if TYPE_CHECKING:  # typing only: at run time the dataclass's own __init__ is used
+        @overload
+        def __init__(self: Domain[int], name: str, low: float = ..., high: float = ...,
+                     low_open: bool = ..., high_open: bool = ..., *, integer: Literal[True],
+                     symbol: str = ..., doc: str = ...) -> None: ...
+
+        @overload
+        def __init__(self: Domain[float], name: str, low: float = ..., high: float = ...,
+                     low_open: bool = ..., high_open: bool = ..., integer: Literal[False] = ...,
+                     symbol: str = ..., doc: str = ...) -> None: ...
+
+        @overload
+        def __init__(self: Domain[float | int], name: str, low: float = ..., high: float = ...,
+                     low_open: bool = ..., high_open: bool = ..., integer: bool = ...,
+                     symbol: str = ..., doc: str = ...) -> None: ...
+
+        def __init__(self, name: str, low: float = ..., high: float = ..., low_open: bool = ...,
+                     high_open: bool = ..., integer: bool = ..., symbol: str = ..., doc: str = ...) -> None: ...
 
     def describe(self) -> str:
         """The allowed range in words, e.g. ``a number > 0`` or ``an integer in [1, 100000]``."""
@@ -89,40 +125,63 @@ class Domain:
             shown = repr(value if len(value) <= 40 else value[:40] + "…")
         return ParameterError(label, f"must be {self.describe()} (got {shown})")
 
-    def check(self, value: object, name: str | None = None) -> float | int:
+    def check(self, value: object, name: str | None = None) -> N:
         """Return ``value`` as float (or int) if it lies in the domain, else raise ParameterError.
 
         Integer domains are exact: an ``int`` (or numpy integer) is compared and returned as
         an int, never through a float (a 63-bit seed stays itself); a string is read with
         ``int()`` first; a float is accepted only when it is a whole number of magnitude
         ≤ 2**53, where every integer is a float exactly.  Booleans and None are refused.
+        ``name`` replaces the domain's name in the message.
+
+        >>> M = Domain("m", 1, 1000, integer=True)
+        >>> M.check(16), M.check("16"), M.check(16.0)
+        (16, 16, 16)
+        >>> M.check(2.5)
+        Traceback (most recent call last):
+        ...
+        distsgd.params.ParameterError: m: must be an integer in [1, 1000] (got 2.5)
+        >>> Domain("eta", 0.0, 100.0, low_open=True).check(0, "learning rate")
+        Traceback (most recent call last):
+        ...
+        distsgd.params.ParameterError: learning rate: must be a number in (0, 100] (got 0)
+        >>> Domain("eta", 0.0, 100.0, low_open=True).check(" 0.05 ")
+        0.05
         """
         label = name or self.name
         if isinstance(value, bool) or value is None:
             raise ParameterError(label, f"must be {self.describe()} (got {value!r})")
         if isinstance(value, str):
-            text = value.strip()
-            if len(text) > 400:
-                raise self._bad(label, value)
-            parsed: object = None
-            if self.integer:
-                try:
-                    parsed = int(text)
-                except ValueError:
-                    parsed = None
-            if parsed is None:
-                try:
-                    parsed = float(text)
-                except ValueError:
-                    raise self._bad(label, value) from None
-            value = parsed
+            value = self._parse(value, label)
         if isinstance(value, numbers.Integral):
-            n = int(value)
-            if not self.contains(n):
-                raise self._bad(label, n)
-            return n if self.integer else self._as_float(n, label)
+            return cast(N, self._check_int(int(value), label))
         if not isinstance(value, numbers.Real):
             raise ParameterError(label, f"must be {self.describe()} (got {type(value).__name__})")
+        return cast(N, self._check_real(value, label))
+
+    def _parse(self, value: str, label: str) -> int | float:
+        """A string read as a number: with ``int()`` first in an integer domain, else ``float()``."""
+        text = value.strip()
+        if len(text) > 400:
+            raise self._bad(label, value)
+        if self.integer:
+            try:
+                return int(text)
+            except ValueError:
+                pass
+        try:
+            return float(text)
+        except ValueError:
+            raise self._bad(label, value) from None
+
+    def _check_int(self, n: int, label: str) -> int | float:
+        """An exact integer: compared as an int, then returned as one (or as a float)."""
+        if not self.contains(n):
+            raise self._bad(label, n)
+        return n if self.integer else self._as_float(n, label)
+
+    def _check_real(self, value: numbers.Real, label: str) -> int | float:
+        """Any other real number: a float, or a whole number ≤ 2**53 in an integer domain."""
         try:
             x = float(value)
         except (OverflowError, ValueError, TypeError):
@@ -133,10 +192,7 @@ class Domain:
             if abs(x) > 2.0**53:
                 raise ParameterError(label, f"must be {self.describe()}, given exactly: {x!r} is a float, "
                                             "and floats above 2**53 are not exact integers (pass an int)")
-            n = int(x)
-            if not self.contains(n):
-                raise self._bad(label, n)
-            return n
+            return self._check_int(int(x), label)
         if math.isnan(x) or not self.contains(x):
             raise self._bad(label, x)
         return x
@@ -150,10 +206,20 @@ class Domain:
             raise self._bad(label, x)
         return x
 
-    def clamp(self, value: float) -> float | int:
-        """The nearest allowed value (for UI clamping of out-of-range URL values)."""
+    def clamp(self, value: float | str) -> N:
+        """The nearest allowed value (for UI clamping of out-of-range URL values).
+
+        >>> M = Domain("m", 1, 1000, integer=True)
+        >>> M.clamp(5000), M.clamp(-3), M.clamp(7.6)
+        (1000, 1, 8)
+        >>> Domain("p", 0.0, 1.0).clamp("1.5")
+        1.0
+        """
+        return cast(N, self._clamp(value))
+
+    def _clamp(self, value: float | str) -> int | float:
         try:
-            x = float(value)  # type: ignore[arg-type]
+            x = float(value)
         except (TypeError, ValueError, OverflowError):
             raise ParameterError(self.name, f"cannot clamp {value!r}: not a number") from None
         if math.isnan(x):
@@ -171,3 +237,12 @@ class Domain:
         if self.high_open and x >= self.high:
             x = math.nextafter(self.high, -math.inf)
         return x
+
+
+def ceil_div(a: int, b: int) -> int:
+    """⌈a/b⌉ for positive integers, exactly (no float rounding).
+
+    >>> ceil_div(7, 2), ceil_div(8, 2)
+    (4, 4)
+    """
+    return -(-a // b)

@@ -8,15 +8,16 @@ Conventions, shared by every chart: one colour per scheme; theory traces are nam
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.subplots import make_subplots
 
-from .analytic import VALUE_KINDS
-from .delays import Delay, Empirical
+from .delays import Delay
+from .estimate import VALUE_KINDS
 from .montecarlo import Timeline
 
 __all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "error_figure", "delay_figure",
@@ -163,11 +164,12 @@ def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins
 def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     """pdf (histogram of a sample for a measured trace) and cdf of X."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("density f(x)", "distribution F(x)"))
-    lo = delay.ppf(0.0005) if not isinstance(delay, Empirical) else delay.support[0]
-    hi = delay.ppf(0.995) if not isinstance(delay, Empirical) else delay.support[1]
+    discrete = delay.atoms is not None  # a trace: no density, a step cdf
+    lo = delay.ppf(0.0005) if not discrete else delay.support[0]
+    hi = delay.ppf(0.995) if not discrete else delay.support[1]
     lo, hi = float(min(lo, delay.support[0])), float(hi)
     x = np.linspace(lo, hi, 600)
-    if isinstance(delay, Empirical):
+    if discrete:
         fig.add_trace(_hist(delay.values + delay.shift, lo, hi, "trace (histogram)", "#7f7f7f"), 1, 1)
     else:
         if samples is not None:
@@ -177,7 +179,7 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
         pdf[~np.isfinite(pdf)] = np.nan
         fig.add_trace(go.Scatter(x=x, y=pdf, name="theory: pdf", line=dict(color="#1f77b4")), 1, 1)
     fig.add_trace(go.Scatter(x=x, y=delay.cdf(x), name="theory: cdf", line=dict(color="#ff7f0e"),
-                             line_shape="hv" if isinstance(delay, Empirical) else "linear"), 1, 2)
+                             line_shape="hv" if discrete else "linear"), 1, 2)
     fig.update_xaxes(title_text="delay x (time units)")
     fig.update_yaxes(title_text="density", row=1, col=1)
     fig.update_yaxes(title_text="probability", row=1, col=2)
@@ -218,11 +220,11 @@ def fanout_figure(ms: Sequence[int], analytic: Sequence[float | None], mc: Seque
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=_arr(ms), y=_arr(analytic), mode="lines", name="analytic: E[max of m]",
                              line=dict(color="#d62728", width=2)))
-    mc = np.asarray(mc, dtype=float)
-    fig.add_trace(go.Scatter(x=_arr(ms), y=mc, mode="markers", name="Monte Carlo: mean max of m",
+    y = np.asarray(mc, dtype=float)
+    fig.add_trace(go.Scatter(x=_arr(ms), y=y, mode="markers", name="Monte Carlo: mean max of m",
                              marker=dict(color="#d62728", symbol="circle-open", size=8),
-                             error_y=dict(type="data", symmetric=False, array=np.asarray(mc_high) - mc,
-                                          arrayminus=mc - np.asarray(mc_low))))
+                             error_y=dict(type="data", symmetric=False, array=np.asarray(mc_high) - y,
+                                          arrayminus=y - np.asarray(mc_low))))
     if math.isfinite(mean_x):
         fig.add_hline(y=mean_x, line=dict(color="#1f77b4", dash="dash"), annotation_text=f"E[X] = {mean_x:.3g}")
     fig.update_xaxes(**_LOG)

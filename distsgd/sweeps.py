@@ -14,14 +14,23 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from .analytic import VALUE_KINDS, expected_runtime, order_statistic_mean
+from .analytic import expected_runtime
 from .delays import Delay
+from .error import (
+    LearningRate,
+    Problem,
+    bound_time_to_target,
+    bound_vs_time,
+    exact_error_vs_time,
+    simulate_error,
+    simulated_time_to_target,
+)
+from .estimate import VALUE_KINDS
 from .montecarlo import iteration_cost, simulate_runtime, simulation_cost
+from .orderstats import order_statistic_mean
 from .params import ParameterError
 from .random import keyed
-from .schemes import Scheme, make_scheme, scheme_parameters
-from .sgd import (LearningRate, Problem, bound_time_to_target, bound_vs_time, exact_error_vs_time,
-                  simulate_error, simulated_time_to_target)
+from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
 
 #: per-request caps on the simulated SGD for an interactive, shared host (library defaults are
 #: larger): updates summed over the schemes of one chart (~50 µs each), and array work
@@ -110,7 +119,7 @@ def runtime_vs_K(names: Sequence[str], m: int, delay: Delay, Ks: Sequence[int], 
     for name in names:
         takes = scheme_parameters(name)
         for K in Ks:
-            if "K" in takes and name in ("k-sync", "k-async") and K > m:
+            if "K" in takes and scheme_class(name).k_le_m and K > m:
                 continue
             schemes.append(build(name, m, K, H, comm_delay))
     rows = runtime_rows(_unique(schemes), delay, budget, seed)

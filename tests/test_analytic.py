@@ -20,9 +20,6 @@ from scipy import integrate, special, stats
 from distsgd.analytic import (
     KINDS,
     Estimate,
-    _kbatch_sync_numerical,
-    _local_sgd_numerical,
-    _order_statistic_mean_quad,
     expected_runtime,
     order_statistic_cdf,
     order_statistic_mean,
@@ -30,6 +27,9 @@ from distsgd.analytic import (
     order_statistic_pdf,
     order_statistic_std,
 )
+from distsgd.numerics.maxsum import max_of_sums_mean as _local_sgd_numerical
+from distsgd.numerics.superposition import kbatch_sync_runtime as _kbatch_sync_numerical
+from distsgd.orderstats import order_statistic_quadrature as _order_statistic_mean_quad
 from distsgd.delays import (
     Empirical,
     Exponential,

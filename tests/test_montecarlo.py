@@ -8,7 +8,8 @@ import pytest
 from scenarios import DELAYS
 from scipy import stats
 
-from distsgd import ParameterError, make_scheme, montecarlo, parse_delay
+from distsgd import ParameterError, make_scheme, parse_delay
+from distsgd.engines import iid as iid_engines
 from distsgd.montecarlo import (
     sample_order_statistic,
     simulate_runtime,
@@ -121,7 +122,7 @@ def shallow_paths(monkeypatch):
         calls.append((m, K))
         return -(-K // m)
 
-    monkeypatch.setattr(montecarlo, "_kbatch_sync_depth", depth)
+    monkeypatch.setattr(iid_engines, "_kbatch_sync_depth", depth)
     return calls
 
 

@@ -27,6 +27,7 @@ from scipy import stats
 import distsgd
 from distsgd import ParameterError, make_scheme, parse_delay
 from distsgd import analytic, limits
+from distsgd.schemes import synchronous
 from distsgd.analytic import expected_runtime, order_statistic_mean, order_statistic_std
 from distsgd.delays import Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 from distsgd.montecarlo import simulate_runtime, simulate_timeline, simulate_updates
@@ -413,7 +414,7 @@ def test_a_directory_is_refused(tmp_path):
 
 def test_at_most_the_byte_cap_plus_one_is_read(tmp_path, monkeypatch):
     """A file that grows after the size check is still read only up to the cap + 1 bytes."""
-    import distsgd.delays as delays_mod
+    import distsgd.delays.empirical as delays_mod
     monkeypatch.setattr(delays_mod, "EMPIRICAL_MAX_BYTES", 64)
     p = tmp_path / "t.csv"
     p.write_text("1\n" * 20)  # 40 bytes: under the cap
@@ -587,7 +588,7 @@ def test_tail_index_and_tail_jobs():
 def test_expected_runtime_does_not_swallow_exceptions(monkeypatch, exc):
     def boom(*a, **k):
         raise exc("planted")
-    monkeypatch.setattr(analytic, "_kbatch_sync_numerical", boom)
+    monkeypatch.setattr(synchronous, "kbatch_sync_runtime", boom)
     with pytest.raises(exc, match="planted"):
         expected_runtime(make_scheme("k-batch-sync", 6, K=13), parse_delay("lognormal(mu=0, sigma=1)"))
 

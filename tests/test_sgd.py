@@ -1,12 +1,13 @@
 """Error model: simulated SGD against independently computed expectations, bounds, staleness."""
 
 import math
+import types
 
 import numpy as np
 import pytest
 
 from distsgd import ParameterError, make_scheme, parse_delay
-from distsgd.sgd import (
+from distsgd.error import (
     LearningRate,
     Problem,
     bound_time_to_target,
@@ -276,17 +277,18 @@ def test_measured_gamma_above_one_makes_the_bound_unavailable_not_an_error():
     assert c.values is None and c.kind == "unavailable" and "γ = 1.06 > 1" in c.note
 
 
-def test_sweep_time_to_target_picks_the_k_with_the_earliest_bound_time():
+def test_target_rows_pick_the_k_with_the_earliest_bound_time():
     """Written out: t*(K) = E[T_K] · log((ε − F_K)/(F0 − F_K)) / log(1 − ημ), F_K = ηLσ²/(2μbK),
     E[T_K] = H_m − H_{m−K} for Exp(1); the sweep must return these and the argmin (inf where
     ε ≤ F_K)."""
     import math as _m
 
-    from distsgd.sgd import sweep_time_to_target
+    from distsgd.sweeps import best_index, target_rows
     m, eps = 12, 0.03
     d = parse_delay("exp(rate=1)")
     schemes = [make_scheme("k-sync", m, K=k) for k in range(1, m + 1)]
-    got, best = sweep_time_to_target(schemes, d, P, eps)
+    rows = target_rows(schemes, d, P, eps)  # replicas = 0: the bound only
+    got, best = [types.SimpleNamespace(value=r["bound_time"]) for r in rows], best_index(rows, "bound_time")
     Hn = lambda n: sum(1 / i for i in range(1, n + 1))
     expect = []
     for k in range(1, m + 1):

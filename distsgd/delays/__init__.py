@@ -1,0 +1,124 @@
+"""Delay distributions: the random time X one worker needs for one mini-batch gradient.
+
+Every distribution is a frozen dataclass whose parameters are declared once, with their
+domains, in ``PARAMS``; every one takes an optional shift Δ ≥ 0 (the sample is Δ + Y).
+Spec strings (DESIGN §2) such as ``pareto(xm=1, alpha=2.5)`` are read by :func:`parse_delay`
+and written back by ``str(delay)``; the two round-trip.
+
+>>> d = parse_delay("shifted-exp(rate=2, shift=0.5)")
+>>> d.mean, str(d)
+(1.0, 'shifted-exp(rate=2, shift=0.5)')
+
+``base`` holds the generic machinery (validation, shift, sampling), ``families`` the
+parametric families with their closed forms, ``empirical`` a measured trace.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .. import limits
+from ..params import ParameterError
+from .base import SHIFT, Delay
+from .empirical import EMPIRICAL_MAX_BYTES, EMPIRICAL_MAX_VALUES, Empirical
+from .families import Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
+
+__all__ = [
+    "Delay", "Exponential", "Pareto", "LogNormal", "TruncatedNormal", "Weibull", "Uniform", "Empirical",
+    "parse_delay", "check_delay", "DELAY_NAMES", "SHIFT", "EMPIRICAL_MAX_VALUES", "EMPIRICAL_MAX_BYTES",
+]
+
+# -- spec strings ------------------------------------------------------------------------
+
+_FAMILIES: dict[str, type[Delay]] = {
+    "exp": Exponential,
+    "shifted-exp": Exponential,
+    "pareto": Pareto,
+    "lognormal": LogNormal,
+    "normal": TruncatedNormal,
+    "weibull": Weibull,
+    "uniform": Uniform,
+    "empirical": Empirical,
+}
+_ALIASES = {"exponential": "exp", "shifted-exponential": "shifted-exp", "shifted_exp": "shifted-exp",
+            "truncnorm": "normal", "truncated-normal": "normal", "trace": "empirical"}
+DELAY_NAMES: tuple[str, ...] = tuple(_FAMILIES)
+
+
+def _spec_keys(cls: type[Delay]) -> dict[str, str]:
+    """Spec keyword → dataclass field name."""
+    keys = {d.name: cls.FIELDS.get(d.name, d.name) for d in cls.PARAMS}
+    if cls is Empirical:
+        keys["file"] = "file"
+    keys["shift"] = "shift"
+    return keys
+
+
+_SPEC_RE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+def check_delay(delay: object) -> Delay:
+    """``delay`` itself if it is a Delay, else a ParameterError naming ``delay``."""
+    if not isinstance(delay, Delay):
+        raise ParameterError("delay", f"expected a Delay from parse_delay (got {type(delay).__name__})")
+    return delay
+
+
+def parse_delay(spec: str) -> Delay:
+    """Read a spec string such as ``pareto(xm=1, alpha=2.5)`` (DESIGN §2).
+
+    Raises :class:`ParameterError` naming the bad part: an unknown family, a missing,
+    repeated or unknown parameter, a value outside its domain, or malformed text.
+    """
+    if isinstance(spec, Delay):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise ParameterError("delay", f"expected a spec such as 'exp(rate=1)' (got {spec!r})")
+    if len(spec) > limits.SPEC_MAX_CHARS:
+        raise ParameterError("delay", f"spec is longer than {limits.SPEC_MAX_CHARS} characters")
+    m = _SPEC_RE.match(spec)
+    if not m or spec.count("(") != spec.count(")"):
+        raise ParameterError("delay", f"malformed spec {spec.strip()[:80]!r}: expected name(key=value, ...)")
+    raw_name, body = m.group(1).lower(), m.group(2)
+    name = _ALIASES.get(raw_name, raw_name)
+    if name not in _FAMILIES:
+        raise ParameterError("delay", f"unknown distribution {raw_name!r}; choose one of {', '.join(DELAY_NAMES)}")
+    cls = _FAMILIES[name]
+    keys = _spec_keys(cls)
+    args: dict[str, str] = {}
+    if body and body.strip():
+        for part in body.split(","):
+            if "=" not in part:
+                raise ParameterError("delay", f"malformed argument {part.strip()!r} in {name}(...): expected key=value")
+            k, v = (s.strip() for s in part.split("=", 1))
+            k = k.lower()
+            if k not in keys:
+                allowed = ", ".join(keys)
+                raise ParameterError(k or "delay", f"not a parameter of {name}; expected {allowed}")
+            if k in args:
+                raise ParameterError(k, f"given twice in {name}(...)")
+            if not v:
+                raise ParameterError(k, f"has no value in {name}(...)")
+            args[k] = v
+    if name == "empirical":
+        if "file" not in args:
+            raise ParameterError("file", "missing: empirical(file=path) needs a file of measured times")
+        shift = SHIFT.check(args.get("shift", 0.0), "shift")
+        return Empirical.from_file(args["file"], shift=shift)
+    required = [k for k in keys if k not in ("shift", "file")]
+    if name == "shifted-exp":
+        required.append("shift")
+    for k in required:
+        if k not in args:
+            raise ParameterError(k, f"missing: {name} needs {', '.join(required)}")
+    values: dict[str, Any] = {}
+    domains = {d.name: d for d in cls.PARAMS + (SHIFT,)}
+    for k, v in args.items():
+        values[keys[k]] = domains[k].check(v, k)
+    try:
+        return cls(**values)
+    except ParameterError:
+        raise
+    except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
+        raise ParameterError("delay", str(exc)) from None

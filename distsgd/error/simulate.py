@@ -1,0 +1,229 @@
+"""Simulated SGD on the model problem, driven by the same timing process as the runtime Monte
+Carlo (:func:`distsgd.montecarlo.simulate_updates`): each gradient is computed on the
+parameters its worker read, so staleness comes out of the process.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from .. import limits
+from ..delays import Delay
+from ..montecarlo import UpdateTrace, iteration_cost
+from ..params import ParameterError
+from ..random import Seed, generator
+from ..schemes import Scheme
+from .exact import geom
+from .problem import (
+    MAX_UPDATES,
+    MAX_WORK,
+    POINTS,
+    REPLICAS,
+    TIME,
+    LearningRate,
+    Problem,
+)
+from .timing import counts_at, covering_trace, updates_needed
+
+__all__ = ["ErrorSimulation", "simulate_error"]
+
+
+@dataclass(eq=False)
+class ErrorSimulation:
+    """Simulated f(w) − f* on the time grid: mean and 95% band over replicas."""
+
+    time: np.ndarray
+    mean: np.ndarray
+    ci95_low: np.ndarray
+    ci95_high: np.ndarray
+    replicas: int
+    updates: int
+    staleness_mean: float | None = None
+    fresh_fraction: float | None = None
+    gamma_measured: float | None = None
+    staleness_counts: np.ndarray | None = None
+    errors: np.ndarray | None = field(default=None, repr=False)
+
+
+
+def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, points: int = 101,
+                   replicas: int = 200, seed: Seed = None,
+                   lr: LearningRate | None = None, keep_errors: bool = False,
+                   max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES,
+                   max_timing_cost: float = math.inf, budget: float | None = None) -> ErrorSimulation:
+    """Simulated SGD error on the grid ``linspace(0, time, points)``, mean and 95% band.
+
+    The timing comes from :func:`simulate_updates` (the runtime Monte Carlo's process); for
+    the asynchronous schemes every gradient is ∇f at the parameters its worker read plus
+    noise, and workers read as the process says (after the update for k-async; at once, or
+    after the update for the K-th push, for k-batch-async).  Local SGD steps every worker on
+    its own noise for H steps and averages; the sum of H linear Gaussian steps is sampled
+    exactly (one Gaussian per coordinate per round, with the variance of the m-worker mean).
+
+    The timing runs within the library's time bound (``limits.TIME_BUDGET``, cost units ≈ ns)
+    unless ``budget`` says otherwise (a benchmark of a known, long workload).
+    """
+    time = TIME.check(time, "time")
+    points = POINTS.check(points, "points")
+    replicas = REPLICAS.check(replicas, "replicas")
+    lr = lr or LearningRate()
+    rng = generator(seed)
+    grid = np.linspace(0.0, time, points)
+    n = updates_needed(scheme, delay, time, seed if seed is not None else 0)
+    if n > max_updates:
+        raise ParameterError("time", f"{scheme.label} needs about {n} updates to reach T = {time:g}; "
+                             f"at most {max_updates} are simulated here (shorten T or use fewer workers)")
+    timing = float(replicas) * n * iteration_cost(scheme, delay)
+    if timing > max_timing_cost:
+        raise ParameterError("replicas", f"simulating the timing of {replicas} runs of {scheme.label} "
+                             f"up to T = {time:g} is too costly for one request "
+                             f"(≈ {timing / 1e9:.2g} s); use fewer replicas, a shorter T or fewer workers")
+    K = 1 if scheme.averages_models else scheme.grads_per_update  # local SGD: one noise draw per step
+    work = float(replicas) * n * K * problem.dim
+    if work > max_work:
+        raise ParameterError("replicas", f"replicas × updates × K × dim ≈ {work:.3g} exceeds the cap "
+                             f"{max_work:.0e}; use fewer replicas or a shorter time")
+    group = _replica_group(scheme, n, problem.dim, replicas)
+    errors = np.empty((replicas, points))
+    stats = _StaleStats()
+    n_used = n
+    for g0 in range(0, replicas, group):
+        r = min(group, replicas - g0)
+        tr = covering_trace(scheme, delay, n, r, time, rng, budget)
+        n_used = max(n_used, tr.updates)
+        path = _run_sgd(scheme, problem, tr, lr, rng, stats)
+        errors[g0:g0 + r] = np.take_along_axis(path, counts_at(tr.times, grid), axis=1)
+    mean = errors.mean(axis=0)
+    if replicas > 1:
+        hw = student_t.ppf(0.975, replicas - 1) * errors.std(axis=0, ddof=1) / math.sqrt(replicas)
+    else:
+        hw = np.full(points, np.inf)
+    out = ErrorSimulation(grid, mean, mean - hw, mean + hw, replicas, n_used,
+                          errors=errors if keep_errors else None)
+    if not scheme.fresh:
+        out.staleness_mean = stats.total / stats.count
+        out.fresh_fraction = stats.fresh / stats.count
+        out.gamma_measured = stats.gdiff / stats.gnow if stats.gnow > 0 else None
+        out.staleness_counts = stats.hist
+    return out
+
+
+def _replica_group(scheme: Scheme, n: int, dim: int, replicas: int) -> int:
+    """Replicas simulated together: as many as keep the trace and the SGD state of one group
+    within limits.SGD_GROUP_BYTES (fresh schemes keep only update times; asynchronous ones also each
+    gradient's worker and staleness, and every worker's read parameters)."""
+    if scheme.fresh:
+        per = 8 * (n + 1) * 2 + 8 * dim * 4
+    else:
+        K = scheme.grads_per_update
+        # bytes per gradient of the timing engine's working arrays: the k-async stepper keeps
+        # staleness and workers (~24 B); the merged-renewal engine sorts all pushes (~72 B)
+        per_grad = 24 if scheme.lockstep else 72
+        per = 8 * (n + 1) * 2 + per_grad * n * K + 8 * scheme.m * dim + 8 * K * dim * 4
+    return int(max(1, min(replicas, limits.SGD_GROUP_BYTES // per)))
+
+
+class _StaleStats:
+    def __init__(self) -> None:
+        self.total = 0.0
+        self.fresh = 0.0
+        self.count = 0
+        self.gdiff = 0.0
+        self.gnow = 0.0
+        self.hist = np.zeros(1, dtype=np.int64)
+
+    def add(self, st: np.ndarray) -> None:
+        self.total += float(st.sum())
+        self.fresh += float((st == 0).sum())
+        self.count += st.size
+        c = np.bincount(st.ravel())
+        if c.size > self.hist.size:
+            c[: self.hist.size] += self.hist
+            self.hist = c
+        else:
+            self.hist[: c.size] += c
+
+
+def _run_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
+             rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
+    """Error after each update (column 0 is f(w₀)), shape (R, n + 1)."""
+    R, n = tr.times.shape
+    h, eta, sd = problem.h, problem.eta, problem.noise_sd
+    w = np.broadcast_to(problem.w0, (R, problem.dim)).copy()
+    err = np.empty((R, n + 1))
+    err[:, 0] = problem.f0
+    if scheme.fresh:
+        if scheme.averages_models:
+            a = 1 - eta * h
+            H = scheme.steps_per_update
+            shrink = a**H
+            sd_round = eta * sd * np.sqrt(geom(a**2, H) / scheme.m)
+        else:
+            shrink = 1 - eta * h
+            sd_round = eta * sd / math.sqrt(scheme.grads_per_update)
+        for j in range(n):
+            w = shrink * w + sd_round * rng.standard_normal((R, problem.dim))
+            err[:, j + 1] = 0.5 * (h * w * w).sum(axis=1)
+        return err
+    return _run_async_sgd(scheme, problem, tr, lr, rng, stats, w, err)
+
+
+def _run_async_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
+                   rng: np.random.Generator, stats: _StaleStats, w: np.ndarray,
+                   err: np.ndarray) -> np.ndarray:
+    """Update j averages the K gradients h ⊙ w_τ(k) + ξ_k, each at the parameters w_τ(k) its
+    worker read.  With per-gradient rates λ_k the noise part (1/K) Σ λ_k ξ_k is one Gaussian
+    with variance (σ²/(b d)) Σ λ_k² / K² per coordinate, drawn as such (exact in law)."""
+    R, n = tr.times.shape
+    h, eta, sd, d = problem.h, problem.eta, problem.noise_sd, problem.dim
+    h2 = h * h
+    eta_max = lr.eta_max if lr.eta_max is not None else eta
+    assert tr.workers is not None and tr.staleness is not None and tr.reads_after_update is not None
+    K = tr.workers.shape[2]
+    m = scheme.m
+    w_read = np.broadcast_to(w[:, None, :], (R, m, d)).reshape(R * m, d).copy()
+    base = (np.arange(R) * m)[:, None]
+    after, mid = tr.reads_after_update, ~tr.reads_after_update
+    ones = np.ones(R)
+    sd_mean = sd / math.sqrt(K)  # noise of the mean of K gradients
+    stats.add(tr.staleness)
+    rows_flat = tr.workers + base[:, :, None]  # (R, n, K) rows of w_read
+    gdiff = gnow = 0.0
+    for j in range(n):
+        flat = rows_flat[:, j]
+        used = w_read[flat]  # (R, K, d): the parameters each gradient was computed on
+        if mid.any():
+            # a k-batch-async worker pushing twice in one window computed its second gradient
+            # on the current w, which it read mid-window (written back after the window)
+            used = np.where((tr.staleness[:, j] == 0)[..., None], w[:, None, :], used)
+        diff = w[:, None, :] - used  # (R, K, d)
+        gap2 = diff * diff
+        gdiff += float((gap2 @ h2).sum())
+        gnow += float((w * w) @ h2 @ ones)
+        if lr.rule == "staleness":
+            lam = eta / np.maximum(tr.staleness[:, j], 1)  # (R, K)
+            drift = np.einsum("rk,rkd->rd", lam, used) / K
+            noise_sd = sd * np.sqrt((lam * lam).sum(axis=1)) / K  # (R,)
+            step = h * drift + noise_sd[:, None] * rng.standard_normal((R, d))
+        else:
+            grad = h * (used[:, 0] if K == 1 else used.sum(axis=1) * (1.0 / K)) \
+                + sd_mean * rng.standard_normal((R, d))
+            if lr.rule == "constant":
+                step = eta * grad
+            else:
+                dist2 = gap2.sum(axis=2).mean(axis=1)
+                with np.errstate(divide="ignore"):
+                    eta_j = np.where(dist2 > 0, np.minimum(lr.C / dist2, eta_max), eta_max)
+                step = eta_j[:, None] * grad
+        if mid.any():
+            w_read[flat[:, mid]] = w[:, None, :]  # read now, before the update
+        w = w - step
+        w_read[flat[:, after]] = w[:, None, :]
+        err[:, j + 1] = 0.5 * (w * w) @ h
+    stats.gdiff += gdiff / K
+    stats.gnow += gnow
+    return err

@@ -1,0 +1,109 @@
+"""The update-count process behind every error curve: E[T] for the time axis, how many updates
+reach a horizon, timing traces that cover it, and the number of updates by each time."""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import limits
+from ..analytic import expected_runtime
+from ..delays import Delay
+from ..estimate import VALUE_KINDS, Estimate
+from ..montecarlo import UpdateTrace, iteration_cost, simulate_runtime, simulate_updates
+from ..params import ParameterError
+from ..random import Seed
+from ..schemes import Scheme
+
+__all__ = ["runtime_for_time_axis", "per_update_runtime", "updates_needed", "covering_trace", "counts_at"]
+
+
+#: E[T] for the time axis, memoised by value (scheme, the law's key, seed): the bound, the
+#: exact curve and the simulation of one scheme all ask for it.  Keys are short strings and
+#: values small Estimates, so the memo never holds a trace; at most _AXIS_MEMO entries.
+_AXIS_MEMO = 512
+_axis_memo: "OrderedDict[tuple[object, ...], Estimate]" = OrderedDict()
+_axis_lock = threading.Lock()
+
+
+def _seed_key(seed: Seed) -> object:
+    if isinstance(seed, np.random.SeedSequence):
+        return ("ss", seed.entropy, tuple(seed.spawn_key))
+    if isinstance(seed, np.random.Generator):
+        return None  # a Generator's stream moves on: never memoised
+    return seed
+
+
+def runtime_for_time_axis(scheme: Scheme, delay: Delay, seed: Seed) -> Estimate:
+    """E[T] from the analytic core when exact or numerical, else from a bounded Monte Carlo run
+    (and the result says so)."""
+    sk = _seed_key(seed)
+    key = (scheme, getattr(delay, "key", None) or str(delay), sk)
+    if sk is not None:
+        with _axis_lock:
+            hit = _axis_memo.get(key)
+            if hit is not None:
+                _axis_memo.move_to_end(key)
+                return hit
+    est = expected_runtime(scheme, delay, work=limits.AXIS_ANALYTIC_WORK)
+    if not ((est.kind in VALUE_KINDS and est.value is not None) or est.kind == "infinite"):
+        # bounded like everything else: at most 20 000 iterations, about 0.1 s of simulation
+        iterations = int(min(20_000, max(500, limits.AXIS_MC_COST / iteration_cost(scheme, delay))))
+        mc = simulate_runtime(scheme, delay, iterations, seed=seed, keep_times=False)
+        why = f"analytic E[T] is {est.kind.replace('_', ' ')}"
+        est = Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}")
+    if sk is not None:
+        with _axis_lock:
+            _axis_memo[key] = est
+            while len(_axis_memo) > _AXIS_MEMO:
+                _axis_memo.popitem(last=False)
+    return est
+
+
+def per_update_runtime(scheme: Scheme, est: Estimate) -> float:
+    """Time per update from E[T] per iteration (local SGD reports it per local step; one
+    update, an average, is H steps)."""
+    assert est.value is not None
+    return est.value * scheme.steps_per_update
+
+
+def counts_at(times: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Number of updates with time ≤ t, per replica row (vectorised searchsorted)."""
+    R, n = times.shape
+    # Offsetting each row by a multiple of a span larger than all times makes one sorted array.
+    span = float(max(times[:, -1].max(), t.max())) * 2 + 1.0
+    off = np.arange(R)[:, None] * span
+    flat = (times + off).ravel()
+    q = (t[None, :] + off).ravel()
+    return (np.searchsorted(flat, q, side="right") - np.arange(R).repeat(t.size) * n).reshape(R, t.size)
+
+
+def updates_needed(scheme: Scheme, delay: Delay, horizon: float, seed: Seed) -> int:
+    est = runtime_for_time_axis(scheme, delay, seed)
+    if est.value is None or not math.isfinite(est.value):
+        raise ParameterError("delay", "E[T] is infinite for this delay: the error against time is not defined")
+    per = per_update_runtime(scheme, est)
+    mean_n = horizon / per
+    n = int(math.ceil(mean_n * 1.2 + 6 * math.sqrt(mean_n) + 10))
+    if n > limits.MAX_UPDATES:
+        raise ParameterError("time", f"horizon needs about {int(mean_n)} updates; at most "
+                             f"{limits.MAX_UPDATES} are simulated (shorten the time)")
+    return n
+
+
+def covering_trace(scheme: Scheme, delay: Delay, n: int, replicas: int, horizon: float,
+                    rng: np.random.Generator, budget: float | None = None) -> UpdateTrace:
+    """A trace whose every replica reaches the horizon (rarely needs a second, longer try)."""
+    while True:
+        tr = simulate_updates(scheme, delay, n, replicas, rng, budget=budget)
+        if tr.times[:, -1].min() >= horizon:
+            return tr
+        if n >= limits.MAX_UPDATES:
+            raise ParameterError("time", f"some runs need more than {limits.MAX_UPDATES} updates to reach "
+                                 f"the horizon (shorten the time)")
+        n = min(limits.MAX_UPDATES, 2 * n)
+
+

@@ -1,0 +1,117 @@
+"""The seven distributed-SGD schemes: one class per scheme, and everything the cores need to
+know about it lives on that class (DESIGN §2) — the registry.
+
+A scheme is a frozen, validated dataclass (its parameters m, K, H, D) whose class declares
+the *process* the workers and the parameter server follow, and implements:
+
+==============================  =============================================================
+``expected_runtime(delay, w)``  the analytic E[T] (:mod:`distsgd.analytic` validates, then asks)
+``iteration_times(delay, n, r)`` n independent per-iteration runtimes (fresh-gradient schemes)
+``update_trace(…)``, ``batch_means(…)``  the long runs of the renewal schemes
+``iteration_cost(delay, R)``    the Monte Carlo cost model (≈ ns per iteration of one replica)
+``timeline(delay, it, rng, out)`` the event-by-event run the Gantt chart draws
+``fresh``, ``renewal``, ``waits``, ``grads_per_update``, ``steps_per_update``, ``tail_jobs``
+                                the facts the SGD simulation, the bounds and the notes read
+==============================  =============================================================
+
+:data:`SCHEMES` maps a name to its class; :func:`register` adds one (a new scheme is one class
+and one ``@register`` — see ``docs/DESIGN.md``).  Backup workers are :func:`backup_workers`:
+k-sync with m = N + b and K = N (Chen et al. 2016).
+
+>>> s = make_scheme("k-sync", m=4, K=2)
+>>> s.label, s.grads_per_update
+('k-sync (m=4, K=2)', 2)
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from ..params import Domain, ParameterError
+from .asynchronous import Async, KAsync, KBatchAsync
+from .base import (
+    COMM_DELAY,
+    H_DOMAIN,
+    H_MAX,
+    K_BATCH_MAX,
+    K_DOMAIN,
+    M_MAX,
+    SCHEMES,
+    M,
+    Scheme,
+    register,
+)
+from .local import LocalSGD
+from .synchronous import KBatchSync, KSync, Sync
+
+__all__ = [
+    "Scheme", "Sync", "KSync", "KBatchSync", "Async", "KAsync", "KBatchAsync", "LocalSGD",
+    "SCHEMES", "register", "make_scheme", "backup_workers", "check_scheme", "scheme_class",
+    "scheme_parameters", "SCHEME_NAMES", "M", "K_DOMAIN", "H_DOMAIN", "COMM_DELAY",
+    "M_MAX", "K_BATCH_MAX", "H_MAX",
+]
+
+#: the seven schemes of DESIGN §2, in the order the dashboard lists them (:data:`SCHEMES` also
+#: holds any scheme registered later)
+SCHEME_NAMES: tuple[str, ...] = tuple(c.name for c in (Sync, KSync, KBatchSync, Async, KAsync, KBatchAsync, LocalSGD))
+
+
+def scheme_class(name: str) -> type[Scheme]:
+    key = str(name).strip().lower().replace("_", "-")
+    if key not in SCHEMES:
+        raise ParameterError("scheme", f"unknown scheme {name!r}; choose one of {', '.join(dict.fromkeys((*SCHEME_NAMES, *SCHEMES)))}")
+    return SCHEMES[key]
+
+
+def scheme_parameters(name: str) -> tuple[str, ...]:
+    """The parameters a scheme takes besides m, e.g. ``("K",)`` or ``("H", "comm_delay")``."""
+    return tuple(f.name for f in fields(scheme_class(name)) if f.name != "m")
+
+
+def make_scheme(name: str, m: int, K: int | None = None, H: int | None = None,
+                comm_delay: float = 0.0) -> Scheme:
+    """Build and validate a scheme.
+
+    K is required for k-sync, k-batch-sync, k-async and k-batch-async (1 ≤ K ≤ m for the
+    k-of-m schemes, K ≥ 1 for the batch ones) and must be left out otherwise; H ≥ 1 is
+    required for local-sgd, and comm_delay D ≥ 0 belongs to local-sgd only.
+    """
+    cls = scheme_class(name)
+    takes = scheme_parameters(cls.name)
+    M.check(m, "m")
+    if "K" in takes:
+        if K is None:
+            raise ParameterError("K", f"{cls.name} needs K ({K_DOMAIN.describe()})")
+    elif K is not None:
+        raise ParameterError("K", f"not a parameter of {cls.name}")
+    if "H" in takes:
+        if H is None:
+            raise ParameterError("H", f"{cls.name} needs H ({H_DOMAIN.describe()})")
+    elif H is not None:
+        raise ParameterError("H", f"not a parameter of {cls.name}")
+    if "comm_delay" not in takes and not (comm_delay is None or (isinstance(comm_delay, (int, float))
+                                                                  and comm_delay == 0)):
+        raise ParameterError("comm_delay", f"not a parameter of {cls.name} (only local-sgd has a "
+                             "communication round; for the others put it in the delay's shift Δ)")
+    kwargs: dict[str, Any] = {"m": m}
+    if "K" in takes:
+        kwargs["K"] = K
+    if "H" in takes:
+        kwargs["H"] = H
+        kwargs["comm_delay"] = 0.0 if comm_delay is None else comm_delay
+    return cls(**kwargs)
+
+
+def check_scheme(scheme: object) -> Scheme:
+    """``scheme`` itself if it is a Scheme, else a ParameterError naming ``scheme``."""
+    if not isinstance(scheme, Scheme):
+        raise ParameterError("scheme", f"expected a Scheme from make_scheme (got {type(scheme).__name__})")
+    return scheme
+
+
+def backup_workers(N: int, b: int) -> KSync:
+    """Synchronous SGD with b backup workers: N + b start, the first N gradients are used."""
+    N = M.check(N, "N")
+    b = Domain("b", 0, M_MAX, integer=True).check(b, "b")
+    return KSync(m=N + b, K=N)

@@ -1,0 +1,112 @@
+"""Local SGD: H local steps per worker, then all wait for the slowest and average (time D)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from .. import limits
+from ..delays import Delay
+from ..engines import iid, timeline
+from ..estimate import Estimate, infinite, numeric_kind
+from ..numerics.maxsum import max_of_sums_mean
+from ..orderstats import Law, order_statistic_mean, quadrature_moments
+from .base import COMM_DELAY, H_DOMAIN, Scheme, register
+
+__all__ = ["LocalSGD"]
+
+
+@register
+@dataclass(frozen=True)
+class LocalSGD(Scheme):
+    H: int
+    comm_delay: float = 0.0
+    name: ClassVar[str] = "local-sgd"
+    title: ClassVar[str] = "Local SGD"
+    process: ClassVar[str] = ("Each worker takes H local steps from the common w, then all wait for "
+                              "the slowest and spend D averaging; runtime is reported per local step.")
+    timeline_parameter: ClassVar[str] = "H"
+    averages_models: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        object.__setattr__(self, "H", H_DOMAIN.check(self.H, "H"))
+        object.__setattr__(self, "comm_delay", COMM_DELAY.check(self.comm_delay, "comm_delay"))
+
+    @property
+    def steps_per_update(self) -> int:
+        return self.H
+
+    def as_dict(self) -> dict[str, object]:
+        return {**super().as_dict(), "comm_delay": self.comm_delay}
+
+    def expected_runtime(self, delay: Delay, work: float) -> Estimate:
+        """Per local step ``(E[max_i S_i] + D)/H``, S_i a sum of H delays (Wang & Joshi,
+        Cooperative SGD): H = 1 is an order statistic; a family that knows the law of a sum
+        (exponential: Gamma) by quadrature; otherwise on lattices, with the bound
+        E[max S] ≤ H·E[X_{m:m}] when that is over its budget."""
+        m, H, D = self.m, self.H, self.comm_delay
+        per_step = f"(E[max_i S_i] + D)/H, S_i a sum of H = {H} delays"
+        if H == 1:
+            est = order_statistic_mean(delay, m, m)
+            return est.scaled(1.0, D, est.method + " + D (H = 1)" if D else est.method)
+        if not math.isfinite(delay.mean):
+            return infinite(f"local SGD: E[S] = ∞ since α = {delay.tail_index:g} ≤ 1")
+        x = delay.constant
+        if x is not None:
+            return Estimate((H * x + D) / H, "exact", "constant delay: (H·x + D)/H", std=0.0)
+        if m == 1:
+            std = math.sqrt(H * delay.var) / H if math.isfinite(delay.var) else math.inf
+            return Estimate((H * delay.mean + D) / H, "exact", "one worker: (H·E[X] + D)/H", std=std)
+        law = delay.sum_law(H)
+        if law is not None:
+            r = quadrature_moments(Law(law[0], shift=law[1]), m, m)
+            est = Estimate(r.mean, numeric_kind(r.mean, r.error), "HΔ + E[max of m Gamma(H, λ)] by quadrature "
+                           "of 1 − G(x)^m; " + per_step, std=math.sqrt(r.var), error=r.error)
+            return est.scaled(1.0 / H, D / H)
+        est = max_of_sums_mean(delay, m, H, work=work)
+        if est.value is None:
+            # max_i Σ_h X_ih ≤ Σ_h max_i X_ih, and ≥ (the worker with the slowest first step) X_{m:m} + (H−1)E[X]
+            top = order_statistic_mean(delay, m, m)
+            if top.value is None:
+                return est
+            lower = (top.value + (H - 1) * delay.mean + D) / H
+            return Estimate(top.value + D / H, "upper_bound",
+                            f"local SGD: E[X_{{m:m}}] + D/H bounds the runtime per step (max of sums ≤ sum of "
+                            f"maxima; lower bound {lower:.6g}); {est.method}")
+        return est.scaled(1.0 / H, D / H, est.method + "; " + per_step)
+
+    def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
+        return iid.local_sgd_times(delay, self.m, self.H, self.comm_delay, n, rng)
+
+    def mc_method(self, delay: Delay) -> str:
+        if self.H == 1:
+            return super().mc_method(delay)
+        if delay.sum_law(self.H) is not None:
+            return "max of m Gamma(H, λ) sums by order-statistic sampling"
+        return "per-round sums of H delays, max over m workers"
+
+    def iteration_cost(self, delay: Delay | None, replicas: int) -> float:
+        if self.H == 1 or (delay is not None and delay.sum_law(self.H) is not None):
+            return iid.ORDER_STATISTIC_COST
+        return iid.local_sgd_cost(self.m, self.H)
+
+    def costly_parameter(self) -> str:
+        return "H" if self.H > 1 else "m"
+
+    def cost_advice(self, parameter: str) -> str:
+        return f"m·H = {self.m * self.H} delays per round: use a smaller H or fewer workers m"
+
+    def timeline_jobs(self, iterations: int) -> int:
+        return iterations * self.m * self.H
+
+    @property
+    def timeline_cap(self) -> int:
+        return limits.TIMELINE_MAX_JOBS_VECTORISED
+
+    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+                 out: timeline.Intervals) -> list[float]:
+        return timeline.local_sgd_timeline(delay, self.m, self.H, self.comm_delay, iterations, rng, out)

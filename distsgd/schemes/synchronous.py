@@ -1,0 +1,124 @@
+"""The synchronous schemes: every gradient is computed on the current parameters.
+
+Sync and k-sync wait for the first K of the m jobs started together (an order statistic);
+k-batch-sync restarts finished workers on the same parameters until K gradients exist (the
+K-th point of m superposed renewal processes).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from ..delays import Delay
+from ..engines import iid, timeline
+from ..estimate import Estimate, infinite
+from ..numerics.superposition import kbatch_sync_runtime
+from ..orderstats import order_statistic_mean, sample_order_statistic
+from ..params import ceil_div
+from .base import Scheme, WithK, register
+
+__all__ = ["Sync", "KSync", "KBatchSync"]
+
+
+class _KOfM(Scheme):
+    """Sync and k-sync: all m start on w_j, the update takes the first K to finish (an order
+    statistic), the rest is cancelled."""
+
+    def expected_runtime(self, delay: Delay, work: float) -> Estimate:
+        return order_statistic_mean(delay, self.grads_per_update, self.m)
+
+    def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
+        return sample_order_statistic(delay, self.grads_per_update, self.m, rng, n)
+
+    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+                 out: timeline.Intervals) -> list[float]:
+        return timeline.k_of_m_timeline(delay, self.m, self.grads_per_update, iterations, rng, out)
+
+
+
+@register
+@dataclass(frozen=True)
+class Sync(_KOfM, Scheme):
+    name: ClassVar[str] = "sync"
+    title: ClassVar[str] = "Synchronous SGD"
+    process: ClassVar[str] = ("All m workers start on w_j; the update waits for the slowest and "
+                              "averages all m gradients.")
+
+
+@register
+@dataclass(frozen=True)
+class KSync(_KOfM, WithK):
+    name: ClassVar[str] = "k-sync"
+    title: ClassVar[str] = "K-sync SGD"
+    k_le_m: ClassVar[bool] = True
+    process: ClassVar[str] = ("All m workers start on w_j; the update uses the first K to finish; "
+                              "the other m − K computations are cancelled.")
+
+    @property
+    def tail_jobs(self) -> int:
+        return self.m - self.K + 1  # X_{K:m} is long only if m − K + 1 first jobs are
+
+
+@register
+@dataclass(frozen=True)
+class KBatchSync(WithK):
+    name: ClassVar[str] = "k-batch-sync"
+    title: ClassVar[str] = "K-batch-sync SGD"
+    process: ClassVar[str] = ("All m workers start on w_j; a worker that finishes starts another "
+                              "mini-batch on w_j; the update uses the first K gradients overall.")
+
+    @property
+    def tail_jobs(self) -> int:
+        return self.m  # fewer than K completions by t needs every worker stuck on a long job
+
+    def expected_runtime(self, delay: Delay, work: float) -> Estimate:
+        """Memoryless: m superposed Poisson(λ) processes are Poisson(mλ), so T ~ Gamma(K, mλ);
+        K = 1 is E[X_{1:m}]; otherwise the renewal superposition on lattices."""
+        m, K = self.m, self.K
+        if delay.memoryless:  # 1/λ = E[X]
+            return Estimate(K * delay.mean / m, "exact", "Poisson superposition K/(mλ)",
+                            std=math.sqrt(K) * delay.mean / m)
+        if K == 1:
+            return order_statistic_mean(delay, 1, m)
+        x = delay.constant
+        if x is not None:
+            return Estimate(ceil_div(K, m) * x, "exact", "constant delay: ⌈K/m⌉·x", std=0.0)
+        if m == 1:
+            if not math.isfinite(delay.mean):
+                return infinite("k-batch-sync with m = 1: K·E[X] with E[X] = ∞")
+            return Estimate(K * delay.mean, "exact", "one worker: sum of K delays K·E[X]",
+                            std=math.sqrt(K * delay.var) if math.isfinite(delay.var) else math.inf)
+        if m * delay.tail_index <= 1.0:
+            return infinite(f"k-batch-sync: infinite since m·α = {m * delay.tail_index:g} ≤ 1 (all m workers "
+                            "can be stuck on long jobs)")
+        return kbatch_sync_runtime(delay, m, K, work=work)
+
+    def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
+        if self.K == 1:
+            return sample_order_statistic(delay, 1, self.m, rng, n)
+        return iid.kbatch_sync_times(delay, self.m, self.K, n, rng)
+
+    def mc_method(self, delay: Delay) -> str:
+        if self.K == 1:
+            return super().mc_method(delay)
+        return "per-iteration superposition of m renewal processes (K-th completion)"
+
+    def iteration_cost(self, delay: Delay | None, replicas: int) -> float:
+        return iid.ORDER_STATISTIC_COST if self.K == 1 else iid.kbatch_sync_cost(self.m, self.K)
+
+    def costly_parameter(self) -> str:
+        return "K" if self.K >= self.m else "m"
+
+    def cost_advice(self, parameter: str) -> str:
+        return "every update needs K pushes: use a smaller K" if parameter == "K" else "use fewer workers m"
+
+    def timeline_jobs(self, iterations: int) -> int:
+        return iterations * (self.K + self.m)
+
+    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+                 out: timeline.Intervals) -> list[float]:
+        return timeline.kbatch_sync_timeline(delay, self.m, self.K, iterations, rng, out)
