@@ -1,12 +1,13 @@
 # make run   — set up .venv and start the dashboard on http://localhost:8501
 # make test  — set up .venv (with the test tools and Chromium) and run the whole test suite
 # make bench — run the benchmarks and write benchmarks/results/*.md
+# make lint  — ruff and mypy, as configured in pyproject.toml (make test runs it first)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test bench venv dev-venv browser clean
+.PHONY: run test lint bench venv dev-venv browser clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -32,11 +33,15 @@ browser:
 run: venv
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
-test: dev-venv browser
+lint: dev-venv
+	$(PY) -m ruff check distsgd tests benchmarks app.py pages
+	$(PY) -m mypy
+
+test: dev-venv browser lint
 	$(PY) -m pytest -n 2 -q
 
 bench: dev-venv
 	$(PY) -m benchmarks.run_all
 
 clean:
-	rm -rf $(VENV) .pytest_cache test-artifacts
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts

@@ -163,7 +163,7 @@ class Trivial:
         self.problems += _problems(self.at)
         return ms
 
-    def result(self) -> "Result":
+    def result(self) -> Result:
         return Result("trivial page (1 slider, 1 chart)", self.cold_ms, self.rerun_ms, [],
                       list(dict.fromkeys(self.problems)))
 
@@ -226,7 +226,8 @@ def report(results: list[Result], trivial: Result, moves: int, key: str, quick: 
         "with the moved value (async SGD simulates ∝ m updates per unit of time) a rerun can cost "
         "more than the cold render.",
         "",
-        f"| page | cold first render (ms) | rerun median (ms) | rerun p90 (ms) | × trivial | < {TARGET_MS:.0f} ms | problems |",
+        f"| page | cold first render (ms) | rerun median (ms) | rerun p90 (ms) | × trivial "
+        f"| < {TARGET_MS:.0f} ms | problems |",
         "|---|---:|---:|---:|---:|:---:|---|",
     ]
     for r in [trivial] + results:

@@ -10,7 +10,7 @@ Every ratio is measured within the same run, on the same machine, back to back:
     iteration and partitions, ``np.partition(delay.sample(rng, (n, m)), K-1, axis=1)[:, K-1]``
     in memory-sized chunks — time per iteration and ratio (bar: ≥ 100× at m = 1000);
 (b) the renewal / superposition schemes — the engine against the SimPy reference model of
-    the same process (benchmarks/simpy_models.py) — time per update and ratio (bar: ≥ 100×);
+    the same process (tests/reference/simpy_models.py) — time per update and ratio (bar: ≥ 100×);
 (c) peak memory of ``simulate_runtime`` at m = 10 000 for every scheme (tracemalloc peak of
     the call; in the full run also the growth of the process's peak RSS, each scheme in a
     fresh process);
@@ -33,16 +33,16 @@ import platform
 import sys
 import time
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import scipy
 
-from benchmarks import simpy_models as sm
 from distsgd.delays import Delay, parse_delay
 from distsgd.montecarlo import simulate_runtime
 from distsgd.schemes import make_scheme
+from tests.reference import simpy_models as sm
 
 try:
     import resource
@@ -129,10 +129,11 @@ def bench_order_statistics(quick: bool) -> tuple[str, list[dict]]:
         delay = parse_delay(spec)
         for K in (m, m // 2):
             scheme = make_scheme("sync", m) if K == m else make_scheme("k-sync", m, K)
-            t_fast, fast = best_time(lambda: simulate_runtime(scheme, delay, n_fast, seed=1, keep_times=False),
-                                     repeats)
-            t_base, base = best_time(lambda: partition_baseline(delay, m, K, n_base, np.random.default_rng(2)),
-                                     repeats)
+            # the loop's values are bound as defaults (each call is timed before the loop moves on)
+            t_fast, fast = best_time(
+                lambda s=scheme, d=delay: simulate_runtime(s, d, n_fast, seed=1, keep_times=False), repeats)
+            t_base, base = best_time(
+                lambda d=delay, k=K: partition_baseline(d, m, k, n_base, np.random.default_rng(2)), repeats)
             per_fast, per_base = t_fast / n_fast, t_base / n_base
             ratio = per_base / per_fast
             # like for like: both estimate E[X_{K:m}]
@@ -214,10 +215,11 @@ def bench_renewal(quick: bool, spec: str) -> tuple[str, str, list[dict]]:
         scheme = make_scheme(name, m, K)
         n_sim = _simpy_updates_for(scheme, delay, simpy_budget / repeats, simpy_cap)
         seeds = iter(range(3, 3 + repeats))
-        t_sim, model = best_time(lambda: sm.simulate(scheme, delay, n_sim, np.random.default_rng(next(seeds))),
-                                 repeats)
+        t_sim, model = best_time(
+            lambda s=scheme, n=n_sim, it=seeds: sm.simulate(s, delay, n, np.random.default_rng(next(it))), repeats)
         n_eng = _engine_iterations_for(scheme, delay, engine_budget)
-        t_eng, eng = best_time(lambda: simulate_runtime(scheme, delay, n_eng, seed=4, keep_times=False), repeats)
+        t_eng, eng = best_time(
+            lambda s=scheme, n=n_eng: simulate_runtime(s, delay, n, seed=4, keep_times=False), repeats)
         per_eng, per_sim = t_eng / eng.iterations, t_sim / n_sim
         ratio = per_sim / per_eng
         label = scheme_label(name, m, K)
@@ -327,7 +329,7 @@ def bench_memory(quick: bool) -> tuple[str, list[dict]]:
         for job in jobs:
             with ctx.Pool(1) as pool:
                 results.append(pool.apply(memory_probe, job))
-    for (name, kw, _), r in zip(jobs, results):
+    for (name, kw, _), r in zip(jobs, results, strict=True):
         label = scheme_label(name, MEMORY_M, kw.get("K"), kw.get("H"))
         rows.append([label, f"{r['iterations']:,}", fmt_bytes(r["peak"]), fmt_bytes(r["kept"]),
                      fmt_bytes(r["rss"]) if not quick else "—", f"{r['time']:.2f} s"])
@@ -369,7 +371,7 @@ def run(quick: bool = False, output: Path | None = None, echo: bool = True) -> d
         "",
         f"## (b) Engine vs the SimPy model of the same process (delay `{renewal_delay}`)",
         "",
-        "SimPy: benchmarks/simpy_models.py, one parameter-server process and m worker processes, one "
+        "SimPy: tests/reference/simpy_models.py, one parameter-server process and m worker processes, one "
         "`delay.sample` per computation; \"SimPy run\" is one run of that many updates (best of the repeats). "
         "Engine time includes its warm-up and is divided by the measured "
         "updates only. Bar: ≥ 100×.",
@@ -387,9 +389,10 @@ def run(quick: bool = False, output: Path | None = None, echo: bool = True) -> d
         "",
         "## (d) Like for like: the engine and SimPy estimate the same mean runtime",
         "",
-        "Mean time between updates; theory is exact for Exp(λ) (DESIGN §2); 95% intervals (engine: its own batch means; SimPy: batch means after a "
-        "10% warm-up; k-batch-sync iterations are i.i.d.), z = difference / combined half-width; staleness "
-        "is the mean staleness per gradient (engine point value / SimPy ± 95%).",
+        "Mean time between updates; theory is exact for Exp(λ) (DESIGN §2); 95% intervals (engine: its own "
+        "batch means; SimPy: batch means after a 10% warm-up; k-batch-sync iterations are i.i.d.), "
+        "z = difference / combined half-width; staleness is the mean staleness per gradient "
+        "(engine point value / SimPy ± 95%).",
         "",
         md_d,
         "",

@@ -12,7 +12,8 @@ import json
 import math
 import os
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -92,7 +93,9 @@ def _resolve_seed(seed: int | None) -> int:
     """The seed to use and print: exactly the one given (an int, never through a float), or a
     fresh one."""
     if seed is None:
-        return int(np.random.SeedSequence().entropy % (2**63 - 1))
+        entropy = np.random.SeedSequence().entropy
+        assert isinstance(entropy, int)
+        return entropy % (2**63 - 1)
     return int(SEED.check(seed, "seed"))
 
 
@@ -134,12 +137,12 @@ def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 def _add_error_parser(sub: Any) -> None:
     p = sub.add_parser("error", help="error against wall-clock time: bound and simulated SGD")
     _add_scheme_args(p)
-    for flag, typ, default, doc in [
-        ("--eta", float, None, "learning rate η"), ("--L", float, None, "smoothness L"),
-        ("--mu", float, None, "strong convexity μ"), ("--sigma2", float, None, "gradient noise σ²"),
-        ("--b", int, None, "mini-batch size b"), ("--f0", float, None, "initial error F0"),
-        ("--dim", int, None, "model dimension d"), ("--time", float, None, "wall-clock horizon T"),
-        ("--points", int, None, "points on the time grid"), ("--replicas", int, None, "SGD replicas"),
+    for flag, typ, doc in [
+        ("--eta", float, "learning rate η"), ("--L", float, "smoothness L"),
+        ("--mu", float, "strong convexity μ"), ("--sigma2", float, "gradient noise σ²"),
+        ("--b", int, "mini-batch size b"), ("--f0", float, "initial error F0"),
+        ("--dim", int, "model dimension d"), ("--time", float, "wall-clock horizon T"),
+        ("--points", int, "points on the time grid"), ("--replicas", int, "SGD replicas"),
     ]:
         p.add_argument(flag, type=typ, required=True, help=doc)
     p.add_argument("--gamma", type=float, default=None,

@@ -16,12 +16,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+from .params import Domain, ParameterError
 
-from .params import Domain
-
-__all__ = ["CommModel", "parameter_server_time", "ring_allreduce_time", "comm_time", "TOPOLOGIES",
-           "speedup"]
+__all__ = ["CommModel", "parameter_server_time", "ring_allreduce_time", "TOPOLOGIES"]
 
 TOPOLOGIES = ("parameter-server", "ring-allreduce")
 PARAMS_D = Domain("params", 1, 1e13, symbol="d", doc="model parameters")
@@ -33,7 +30,13 @@ WORKERS = Domain("m", 1, 100_000, integer=True, symbol="m", doc="number of worke
 
 def parameter_server_time(m: int, params: float, bandwidth: float, latency: float,
                           word_bytes: int = 4) -> float:
-    """2 · m · (word_bytes · d) / B + 2ℓ: the server's link carries every worker's traffic."""
+    """2 · m · (word_bytes · d) / B + 2ℓ: the server's link carries every worker's traffic.
+
+    8 workers, 10⁶ float32 parameters (4 MB), 1 GB/s, 1 ms: 0.064 s of transfer + 0.002 s:
+
+    >>> round(parameter_server_time(8, 1e6, 1e9, 1e-3), 9)
+    0.066
+    """
     m = WORKERS.check(m, "m")
     size = WORD.check(word_bytes, "word_bytes") * PARAMS_D.check(params, "params")
     return 2 * m * size / BANDWIDTH.check(bandwidth, "bandwidth") + 2 * LATENCY.check(latency, "latency")
@@ -41,7 +44,15 @@ def parameter_server_time(m: int, params: float, bandwidth: float, latency: floa
 
 def ring_allreduce_time(m: int, params: float, bandwidth: float, latency: float,
                         word_bytes: int = 4) -> float:
-    """2 (m−1)/m · (word_bytes · d) / B + 2 (m−1) ℓ (reduce-scatter + all-gather); 0 for m = 1."""
+    """2 (m−1)/m · (word_bytes · d) / B + 2 (m−1) ℓ (reduce-scatter + all-gather); 0 for m = 1.
+
+    The same network as the parameter-server example: 0.007 s of transfer + 14 latencies:
+
+    >>> round(ring_allreduce_time(8, 1e6, 1e9, 1e-3), 9)
+    0.021
+    >>> ring_allreduce_time(1, 1e6, 1e9, 1e-3)
+    0.0
+    """
     m = WORKERS.check(m, "m")
     size = WORD.check(word_bytes, "word_bytes") * PARAMS_D.check(params, "params")
     B = BANDWIDTH.check(bandwidth, "bandwidth")
@@ -51,7 +62,19 @@ def ring_allreduce_time(m: int, params: float, bandwidth: float, latency: float,
 
 @dataclass(frozen=True)
 class CommModel:
-    """A network: model size d, bandwidth B (bytes/s), latency ℓ (s), and the topology."""
+    """A network: model size d, bandwidth B (bytes/s), latency ℓ (s), and the topology.
+
+    Without latency the parameter server is m²/(m − 1) times slower than the ring:
+
+    >>> ps = CommModel(params=25e6, latency=0.0, topology="parameter-server")
+    >>> ring = CommModel(params=25e6, latency=0.0, topology="ring-allreduce")
+    >>> round(ps.time(16) / ring.time(16), 6), round(16**2 / 15, 6)
+    (17.066667, 17.066667)
+    >>> CommModel(topology="mesh")
+    Traceback (most recent call last):
+    ...
+    distsgd.params.ParameterError: topology: must be one of parameter-server, ring-allreduce (got 'mesh')
+    """
 
     params: float = 1e6
     bandwidth: float = 1.25e9  # 10 Gbit/s
@@ -60,7 +83,6 @@ class CommModel:
     word_bytes: int = 4
 
     def __post_init__(self) -> None:
-        from .params import ParameterError
         if self.topology not in TOPOLOGIES:
             raise ParameterError("topology", f"must be one of {', '.join(TOPOLOGIES)} (got {self.topology!r})")
         object.__setattr__(self, "params", PARAMS_D.check(self.params, "params"))
@@ -73,16 +95,3 @@ class CommModel:
         f = parameter_server_time if self.topology == "parameter-server" else ring_allreduce_time
         return f(m, self.params, self.bandwidth, self.latency, self.word_bytes)
 
-
-def comm_time(topology: str, m: int, params: float, bandwidth: float, latency: float,
-              word_bytes: int = 4) -> float:
-    return CommModel(params, bandwidth, latency, topology, word_bytes).time(m)
-
-
-def speedup(m: int | np.ndarray, mean_x: float, runtime: float | np.ndarray,
-            samples_per_update: int | np.ndarray | None = None) -> np.ndarray:
-    """Throughput of m workers over one: m · E[X] / E[T(m)] mini-batches per unit time when every
-    worker's gradient counts (DESIGN §4); pass ``samples_per_update`` (K) when only K do."""
-    m = np.asarray(m, dtype=float)
-    used = m if samples_per_update is None else np.asarray(samples_per_update, dtype=float)
-    return used * mean_x / np.asarray(runtime, dtype=float)

@@ -349,7 +349,7 @@ class Timeline:
         return [{"worker": int(w), "start": float(s), "end": float(e), "outcome": str(o),
                  "staleness": int(st)}
                 for w, s, e, o, st in zip(self.worker, self.start, self.end, self.outcome,
-                                          self.staleness)]
+                                          self.staleness, strict=True)]
 
 
 def timeline_max_iterations(scheme: Scheme) -> int:

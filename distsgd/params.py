@@ -57,8 +57,8 @@ class Domain(Generic[N]):
 
     ``low``/``high`` are the bounds, open or closed as flagged; ``integer`` asks
     for a whole number.  ``symbol`` and ``doc`` are for labels in the UI.
-    For a type checker, ``Domain(..., integer=True)`` is a ``Domain[int]`` and any
-    other a ``Domain[float]``: the type :meth:`check` and :meth:`clamp` return.
+    For a type checker, ``Domain(..., integer=True)`` is a ``Domain[int]`` and one
+    without ``integer`` a ``Domain[float]``: the type :meth:`check` and :meth:`clamp` return.
 
     >>> rate = Domain("rate", 0.0, 1e9, low_open=True, symbol="λ")
     >>> rate.describe()

@@ -164,13 +164,14 @@ def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins
 def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     """pdf (histogram of a sample for a measured trace) and cdf of X."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("density f(x)", "distribution F(x)"))
-    discrete = delay.atoms is not None  # a trace: no density, a step cdf
+    atoms = delay.atoms  # a trace: no density, a step cdf
+    discrete = atoms is not None
     lo = delay.ppf(0.0005) if not discrete else delay.support[0]
     hi = delay.ppf(0.995) if not discrete else delay.support[1]
     lo, hi = float(min(lo, delay.support[0])), float(hi)
     x = np.linspace(lo, hi, 600)
-    if discrete:
-        fig.add_trace(_hist(delay.values + delay.shift, lo, hi, "trace (histogram)", "#7f7f7f"), 1, 1)
+    if atoms is not None:
+        fig.add_trace(_hist(atoms, lo, hi, "trace (histogram)", "#7f7f7f"), 1, 1)
     else:
         if samples is not None:
             fig.add_trace(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)"), 1, 1)

@@ -15,7 +15,7 @@ from arithmetic on seeds:
 from __future__ import annotations
 
 import hashlib
-from typing import Union
+from typing import TypeAlias
 
 import numpy as np
 
@@ -25,11 +25,25 @@ __all__ = ["SEED", "Seed", "generator", "streams", "keyed", "seed_int"]
 
 SEED = Domain("seed", 0, 2**63 - 1, integer=True, doc="random seed")
 
-Seed = Union[int, np.random.SeedSequence, np.random.Generator, None]
+Seed: TypeAlias = int | np.random.SeedSequence | np.random.Generator | None
 
 
 def generator(seed: Seed = None) -> np.random.Generator:
-    """A Generator from a seed (int, SeedSequence, Generator or None)."""
+    """A Generator from a seed (int, SeedSequence, Generator or None).
+
+    The same int gives the same numbers; a Generator is passed through, so a caller can
+    share one stream between calls.
+
+    >>> generator(7).integers(100, size=4).tolist() == generator(7).integers(100, size=4).tolist()
+    True
+    >>> rng = generator(7)
+    >>> generator(rng) is rng
+    True
+    >>> generator(-1)
+    Traceback (most recent call last):
+    ...
+    distsgd.params.ParameterError: seed: must be an integer in [0, 9223372036854775807] (got -1)
+    """
     if isinstance(seed, np.random.Generator):
         return seed
     if isinstance(seed, np.random.SeedSequence):
@@ -40,10 +54,14 @@ def generator(seed: Seed = None) -> np.random.Generator:
 
 
 def seed_int(seed: Seed) -> int | None:
-    """The integer seed to report for a seed argument (None unless it was an int)."""
+    """The integer seed to report for a seed argument (None unless it was an int).
+
+    >>> seed_int(42), seed_int("42"), seed_int(np.random.SeedSequence(42))
+    (42, 42, None)
+    """
     if seed is None or isinstance(seed, (np.random.SeedSequence, np.random.Generator)):
         return None
-    return int(SEED.check(seed, "seed"))
+    return SEED.check(seed, "seed")
 
 
 def _root(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
@@ -53,7 +71,14 @@ def _root(seed: int | np.random.SeedSequence | None) -> np.random.SeedSequence:
 
 
 def streams(seed: int | np.random.SeedSequence | None, n: int) -> list[np.random.SeedSequence]:
-    """n independent child streams of ``seed`` (``SeedSequence(seed).spawn(n)``), by position."""
+    """n independent child streams of ``seed`` (``SeedSequence(seed).spawn(n)``), by position.
+
+    >>> a, b = streams(1, 2)
+    >>> a.entropy, a.spawn_key, b.spawn_key
+    (1, (0,), (1,))
+    >>> generator(a).random() != generator(b).random()
+    True
+    """
     return _root(seed).spawn(int(n))
 
 
@@ -68,6 +93,14 @@ def keyed(seed: int | np.random.SeedSequence | None, *key: object) -> np.random.
 
     It is ``SeedSequence`` with a ``spawn_key`` derived from the key, appended to the
     parent's, so keyed streams are independent of each other and of positional children.
+
+    >>> point = keyed(1, "k-sync", 16, 4)
+    >>> point.entropy, len(point.spawn_key)
+    (1, 4)
+    >>> point.generate_state(2).tolist() == keyed(1, "k-sync", 16, 4).generate_state(2).tolist()
+    True
+    >>> point.generate_state(2).tolist() == keyed(1, "k-sync", 16, 5).generate_state(2).tolist()
+    False
     """
     root = _root(seed)
     return np.random.SeedSequence(root.entropy, spawn_key=root.spawn_key + _words(key),

@@ -10,7 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from distsgd import comm, plots, sgd, sweeps
-from distsgd.ui import cached, page, sidebar, state
+from distsgd import error as sgd
+from distsgd import plots, sweeps
+from distsgd.ui import cached, limits, page, sidebar
 
 sel = sidebar.current()
 page.header(
@@ -11,25 +12,24 @@ page.header(
     "Each worker takes H local steps, then all wait for the slowest and spend D averaging their models. "
     "Larger H spreads the waiting and the communication over more steps but lets the models drift apart.",
     [r"\mathbb{E}[T_{\text{per step}}] = \frac{\mathbb{E}[\max_i \sum_{h=1}^{H} X_{ih}] + D}{H}",
-     r"D_{\mathrm{PS}} = \frac{2\,m\cdot 4d}{B} + 2\ell,\qquad D_{\mathrm{ring}} = \frac{2(m-1)}{m}\cdot\frac{4d}{B} + 2(m-1)\ell"],
+     (r"D_{\mathrm{PS}} = \frac{2\,m\cdot 4d}{B} + 2\ell,\qquad "
+      r"D_{\mathrm{ring}} = \frac{2(m-1)}{m}\cdot\frac{4d}{B} + 2(m-1)\ell")],
 )
 source = sidebar.choice("comm_source", radio=True)
 with page.guard():
-    if source == "slider":
-        D = sidebar.number("D")
-        net = None
-    else:
+    D = sidebar.number("D") if source == "slider" else None
+    with st.expander("Network model: " + ("D and " if D is None else "") + "the communication chart below",
+                     expanded=D is None):
         c1, c2, c3, c4 = st.columns(4)
-        topology = sidebar.choice("topology", c1)
-        params_m = sidebar.number("params_m", c2, slider=False)
-        gbps = sidebar.number("gbps", c3, slider=False)
-        latency_ms = sidebar.number("latency_ms", c4, slider=False)
-        net = comm.CommModel(params=params_m * 1e6, bandwidth=gbps * 1.25e8, latency=latency_ms * 1e-3,
-                             topology=topology)
-        D = net.time(sel.m)
+        topology = sidebar.choice("topology", c1) if D is None else None
+        net = cached.network(topology or "ring-allreduce", sidebar.number("params_m", c2, slider=False),
+                             sidebar.number("gbps", c3, slider=False), sidebar.number("latency_ms", c4, slider=False),
+                             sel.m, tuple(sweeps.m_grid(limits.UI_M_MAX, limits.COMM_M_POINTS)))
+    if D is None:
+        D = net["D"]
         st.info(f"{topology}: one averaging round with m = {sel.m} takes D = {D:.4g} s "
                 "(time units are seconds here).")
-    Hs = tuple(sorted({1, 2, 4, 8, 16, 32, sel.H, 2 * sel.H}))
+    Hs = tuple(sorted({*limits.LOCAL_H_GRID, sel.H, 2 * sel.H}))
     rows = cached.runtime_vs_H(sel.m, Hs, sel.delay, float(D), sel.budget, sel.seed)
     page.chart(plots.runtime_figure(rows, "H", "local steps H", f"Runtime per local step (m = {sel.m}, D = {D:.3g})",
                                     y_title="E[T] per local step (time units)"), rows, "local-runtime-vs-H",
@@ -38,28 +38,23 @@ with page.guard():
     with st.expander("Problem and horizon of the error chart below", expanded=False):
         problem = sidebar.problem_controls()
         horizon = sidebar.number("horizon", st.columns(4)[0], slider=False)
-    Hcmp = tuple(sorted({1, sel.H, min(4 * sel.H, state.UI_H_MAX)}))
+        st.caption(f"Simulated SGD: {limits.LOCAL_ERROR_REPLICAS} replicas, constant learning rate η, "
+                   f"{limits.LOCAL_ERROR_POINTS} points from 0 to T.")
+    Hcmp = tuple(sorted({1, sel.H, min(limits.LOCAL_H_COMPARE_FACTOR * sel.H, limits.UI_H_MAX)}))
     schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in Hcmp)
-    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(horizon), 81, 40,
-                                    sel.seed, None, None, sgd.LearningRate())
-    for s in esum:
-        if "skipped" in s:
-            st.warning(state.plain(f"Not simulated — {s['skipped']}"), icon="⚠️")
+    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
+                                    limits.LOCAL_ERROR_REPLICAS, sel.seed, None, None, sgd.LearningRate())
+    page.simulated(esum)
     page.chart(plots.error_figure(erows, None, None), erows, "local-error-vs-time",
                "Larger H pays the waiting and D once per H steps but averages less often, so its models drift "
                "apart between averages: compare where each curve starts to fall and where it levels off.")
-    ms = tuple(sweeps.m_grid(1000, 12))
-    ps = [comm.CommModel(**({} if net is None else dict(params=net.params, bandwidth=net.bandwidth,
-                                                          latency=net.latency)),
-                         topology="parameter-server").time(m) for m in ms]
-    ring = [comm.CommModel(**({} if net is None else dict(params=net.params, bandwidth=net.bandwidth,
-                                                            latency=net.latency)),
-                           topology="ring-allreduce").time(m) for m in ms]
-    page.chart(plots.comm_figure(ms, ps, ring),
-               [{"m": m, "parameter_server": a, "ring_allreduce": b} for m, a, b in zip(ms, ps, ring)],
+    ms = [r["m"] for r in net["rows"]]
+    page.chart(plots.comm_figure(ms, [r["parameter_server"] for r in net["rows"]],
+                                 [r["ring_allreduce"] for r in net["rows"]]), net["rows"],
                "communication", "The parameter server's link carries all m workers' traffic, so its time grows "
                "linearly in m; ring all-reduce is bandwidth-optimal but pays 2(m−1) latencies.")
-    srows = cached.runtime_vs_m(("sync", "async", "local-sgd"), tuple(sweeps.m_grid(max(sel.m, 2), 10)),
+    srows = cached.runtime_vs_m(("sync", "async", "local-sgd"),
+                                tuple(sweeps.m_grid(max(sel.m, 2), limits.SPEEDUP_M_POINTS)),
                                 sel.delay, sel.K, sel.H, float(D), sel.budget, sel.seed)
     page.chart(plots.speedup_figure(srows), srows, "speedup-vs-m",
                "Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync falls "

@@ -4,7 +4,7 @@ import streamlit as st
 
 from distsgd import plots, sweeps
 from distsgd.analytic import VALUE_KINDS
-from distsgd.ui import cached, claims, page, sidebar
+from distsgd.ui import cached, claims, limits, page, sidebar, views
 
 sel = sidebar.current()
 page.header(
@@ -12,13 +12,14 @@ page.header(
     "The expected wall-clock time between two updates, **E[T]**, for each scheme: theory as lines "
     "(solid where exact or numerical, dashed where only a bound is known, dotted where an approximation) "
     "and Monte Carlo means with 95% error bars as markers.",
-    [r"\mathbb{E}[T_{\mathrm{sync}}]=\mathbb{E}[X_{m:m}],\quad \mathbb{E}[T_{K\text{-sync}}]=\mathbb{E}[X_{K:m}],"
-     r"\quad \mathbb{E}[T_{\mathrm{async}}]=\frac{\mathbb{E}[X]}{m},\quad \mathbb{E}[T_{K\text{-batch-async}}]=\frac{K\,\mathbb{E}[X]}{m}"],
+    [(r"\mathbb{E}[T_{\mathrm{sync}}]=\mathbb{E}[X_{m:m}],\quad \mathbb{E}[T_{K\text{-sync}}]=\mathbb{E}[X_{K:m}],"
+      r"\quad \mathbb{E}[T_{\mathrm{async}}]=\frac{\mathbb{E}[X]}{m},"
+      r"\quad \mathbb{E}[T_{K\text{-batch-async}}]=\frac{K\,\mathbb{E}[X]}{m}")],
 )
 with page.guard():
     view = sidebar.choice("rt_view", radio=True)  # one chart per run: only the visible one is computed
     if view == "K":
-        Ks = tuple(sorted(set(sweeps.k_grid(sel.m)) | {sel.K}))
+        Ks = tuple(sorted(set(sweeps.k_grid(sel.m, limits.RUNTIME_K_POINTS)) | {sel.K}))
         rows = cached.runtime_vs_K(sel.schemes, sel.m, sel.delay, Ks, sel.H, sel.budget, sel.seed)
         here = [r for r in rows if r["x_K"] == sel.K]
         page.chart(plots.runtime_figure(rows, "x_K", "wait-for count K", f"E[T] against K (m = {sel.m})"),
@@ -26,14 +27,16 @@ with page.guard():
                    "K-sync at K = m is sync and at K = 1 waits for the fastest worker; K-async at K = 1 is "
                    "async and at K = m is sync. Compare the two below.")
     else:
-        ms = tuple(sweeps.m_grid(max(sel.m, 2)))
-        rows = cached.runtime_vs_m(sel.schemes, ms, sel.delay, sel.K, sel.H, 0.0, sel.budget, sel.seed)
+        ms = tuple(sweeps.m_grid(max(sel.m, 2), limits.RUNTIME_M_POINTS))
+        rows = cached.runtime_vs_m(sel.schemes, ms, sel.delay, sel.K, sel.H, limits.LOCAL_SGD_FREE_D, sel.budget,
+                                   sel.seed)
         here = [r for r in rows if r["m"] == sel.m]
         page.chart(plots.runtime_figure(rows, "m", "workers m (log scale)",
                                         f"E[T] against m (K = {sel.K}, clamped to m)", log_x=True),
                    rows, "runtime-vs-m",
                    "Waiting for the slowest of m grows like log m for exponential delays and much "
                    "faster for heavy tails, while async's E[X]/m falls.")
+    page.free_averaging_note(sel.schemes)
     if any("mc_skipped" in r for r in rows):
         st.caption("Points without a marker were not simulated: their shortest run exceeds the chart's "
                    "Monte Carlo budget (raise it under Simulation, or lower m).")
@@ -46,13 +49,7 @@ with page.guard():
     st.subheader("K-sync or K-async?")
     st.markdown(claims.ksync_vs_kasync(sel.delay, sel.m, min(sel.K, sel.m), pair.get("k-sync"), pair.get("k-async")))
     st.subheader(f"The numbers at m = {sel.m}, K = {sel.K}")
-    page.table([{"scheme": r["label"], "analytic E[T]": r["analytic"], "kind": r["kind"],
-                 "method": r["method"], "Monte Carlo mean": r.get("mc_mean"),
-                 "95% CI": (f"[{r['mc_low']:.4g}, {r['mc_high']:.4g}]" if "mc_low" in r
-                            else f"not simulated: {r.get('mc_skipped', '')}"),
-                 "iterations": r.get("mc_iterations"),
-                 "mean staleness": r.get("staleness_mean")} for r in here],
-               method=st.column_config.TextColumn(width="medium"))
+    page.table(views.runtime_table(here), method=st.column_config.TextColumn(width="medium"))
     sp = cached.async_speedup(sel.m, sel.delay)
     st.metric("Speed-up of async over sync per iteration, m·E[X₍ₘ:ₘ₎] / E[X]",
               "undefined: E[X] is infinite" if sp["value"] is None

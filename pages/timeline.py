@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from distsgd import plots, sweeps
+from distsgd import sweeps
 from distsgd.montecarlo import timeline_max_iterations
-from distsgd.ui import cached, page, sidebar
+from distsgd.ui import cached, limits, page, sidebar
 
 sel = sidebar.current()
 page.header(
@@ -18,26 +18,22 @@ c1, c2 = st.columns(2)
 name = sidebar.choice("tl_scheme", c1)
 iters = sidebar.number("tl_iters", c2)
 with page.guard():
-    m = min(sel.m, 40)
+    m = min(sel.m, limits.TIMELINE_WORKERS)
     if sel.m > m:
-        st.info(f"The timeline draws at most 40 workers; showing m = {m} (the sidebar has m = {sel.m}).")
-    D = sidebar.number("D", st.columns(2)[0]) if name == "local-sgd" else 0.0  # the local SGD page's D
-    scheme = sweeps.build(name, m, sel.K, sel.H, float(D))
+        st.info(f"The timeline draws at most {m} workers; showing m = {m} (the sidebar has m = {sel.m}).")
+    D = (float(sidebar.number("D", st.columns(2)[0])),) if name == "local-sgd" else ()  # the local SGD page's D
+    scheme = sweeps.build(name, m, sel.K, sel.H, *D)
     fit = timeline_max_iterations(scheme)
     if iters > fit:
         st.info(f"{scheme.label}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.")
         iters = fit
-    tl = cached.timeline(scheme, sel.delay, iters, sel.seed)
-    page.chart(plots.timeline_figure(tl), tl.rows(), f"timeline-{name}",
+    view = cached.timeline(scheme, sel.delay, iters, sel.seed)
+    page.chart(view["figure"], view["timeline"].rows, f"timeline-{name}",
                "Sync: finished workers wait (grey) for the slowest. K-sync: the first K wait for the K-th and "
                "the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
                "others keep computing, and push stale (orange) gradients. Async and K-batch-async: nobody "
                "waits, at the price of stale gradients. Local SGD: everyone waits for the slowest sum of H "
                "steps, then communicates.")
-    total = float(tl.update_times[-1]) * m
-    dur = tl.end - tl.start
-    share = {o: float(dur[tl.outcome == o].sum()) / total for o in plots.OUTCOME_COLORS}
-    cols = st.columns(len(share))
-    for col, (o, v) in zip(cols, share.items()):
+    for col, (o, v) in zip(st.columns(len(view["shares"])), view["shares"].items(), strict=True):
         col.metric(f"{o}", f"{100 * v:.0f}%")
     st.caption(f"Share of worker-time up to the last update ({scheme.label}, {sel.delay.label}).")

@@ -10,8 +10,13 @@ is pinned to False to match it.
 from __future__ import annotations
 
 import contextlib
+import functools
+import sys
+import types
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Iterator
+from typing import Any
 
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
@@ -44,3 +49,106 @@ def open_app(page: str | None = None, query: dict | None = None, timeout: float 
         at.switch_page(page)
         at.run()
     return at
+
+
+# -- what a run does: calls into the library's core, controls read and drawn -----------------
+
+#: the library's functions that do real work (simulation, quadrature, sampling, sweeps, CSV):
+#: a page reaches them only through a cached call of ``distsgd.ui.cached``
+CORE_FUNCTIONS = (
+    "simulate_runtime", "simulate_timeline", "simulate_error", "simulate_updates", "sample_order_statistic",
+    "expected_runtime", "order_statistic_mean", "order_statistic_cdf", "order_statistic_pdf",
+    "exact_error_vs_time", "bound_vs_time", "bound_time_to_target", "simulated_time_to_target",
+    "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H", "error_rows", "target_rows",
+    "async_speedup", "to_csv",
+)
+#: methods that do real work, by class name (a Delay's subclasses included)
+CORE_METHODS = {"Delay": ("sample", "cdf", "sf", "pdf", "ppf", "isf"), "Timeline": ("rows",),
+                "CommModel": ("time",)}
+#: numpy work on samples a page might do itself
+NUMPY_FUNCTIONS = ("quantile", "histogram")
+
+
+def _subclasses(cls: type) -> list[type]:
+    return [cls] + [s for c in cls.__subclasses__() for s in _subclasses(c)]
+
+
+def _counted(calls: Counter, label: str, f: Callable) -> Callable:
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        calls[label] += 1
+        return f(*args, **kwargs)
+    return wrapper
+
+
+def _core(obj: Any) -> bool:
+    """Whether ``obj`` is defined in the library's core (a ``distsgd`` module outside ``distsgd.ui``)."""
+    where = getattr(obj, "__module__", None) or ""
+    return where.startswith("distsgd") and not where.startswith("distsgd.ui")
+
+
+def _patches(calls: Counter) -> list[tuple[Any, str, Any]]:
+    """(owner, attribute, counting replacement) for every core entry point of CORE_FUNCTIONS,
+    wherever a loaded ``distsgd`` module holds it, for CORE_METHODS and NUMPY_FUNCTIONS."""
+    import numpy as np
+
+    mods = [m for n, m in list(sys.modules.items())
+            if m is not None and (n == "distsgd" or n.startswith("distsgd."))]
+    found: dict[int, Callable] = {}
+    classes: dict[type, tuple[str, ...]] = {}
+    for mod in mods:
+        for name, v in list(vars(mod).items()):
+            if name in CORE_FUNCTIONS and callable(v) and _core(v) and not mod.__name__.startswith("distsgd.ui"):
+                found[id(v)] = _counted(calls, f"{v.__module__}.{name}", v)
+            if isinstance(v, type) and v.__name__ in CORE_METHODS and _core(v):
+                for c in (_subclasses(v) if v.__name__ == "Delay" else [v]):
+                    classes[c] = CORE_METHODS[v.__name__]
+    out = [(mod, attr, found[id(v)]) for mod in mods for attr, v in list(vars(mod).items()) if id(v) in found]
+    out += [(cls, name, _counted(calls, f"{cls.__name__}.{name}", cls.__dict__[name]))
+            for cls, names in classes.items() for name in names
+            if isinstance(cls.__dict__.get(name), types.FunctionType)]
+    out += [(np, name, _counted(calls, f"numpy.{name}", getattr(np, name))) for name in NUMPY_FUNCTIONS]
+    return out
+
+
+@contextlib.contextmanager
+def core_calls() -> Iterator[Counter]:
+    """Count the calls into the core's working entry points while the block runs (an AppTest
+    run executes in this process, so patched module attributes and methods are what it calls).
+    Functions are found by name in every loaded ``distsgd`` module outside ``distsgd.ui`` and
+    replaced wherever they were imported (``distsgd.ui.cached`` holds its own references)."""
+    calls: Counter = Counter()
+    undo: list[tuple[Any, str, Any]] = []
+    try:
+        for owner, attr, new in _patches(calls):
+            undo.append((owner, attr, vars(owner)[attr]))
+            setattr(owner, attr, new)
+        yield calls
+    finally:
+        for owner, attr, v in reversed(undo):
+            setattr(owner, attr, v)
+
+
+@contextlib.contextmanager
+def control_use() -> Iterator[dict[str, set[str]]]:
+    """Record the controls a run reads (``state.value``) and draws (``state.bind``, which every
+    widget of ``distsgd.ui.sidebar`` calls): ``{"read": {...}, "drawn": {...}}``; clear both
+    between runs."""
+    from distsgd.ui import state
+
+    use: dict[str, set[str]] = {"read": set(), "drawn": set()}
+    value, bind = state.value, state.bind
+
+    def reading(key: str) -> Any:
+        use["read"].add(key)
+        return value(key)
+
+    def drawing(key: str, *args: Any, **kwargs: Any) -> Any:
+        use["drawn"].add(key)
+        return bind(key, *args, **kwargs)
+
+    state.value, state.bind = reading, drawing  # type: ignore[assignment]
+    try:
+        yield use
+    finally:
+        state.value, state.bind = value, bind  # type: ignore[assignment]

@@ -421,7 +421,9 @@ READ_SIDEBAR = """() => {
     } else if (kind === 'stRadio') {
       const c = w.querySelector('input[type="radio"]:checked');
       if (c) { const lab = c.closest('label'); value = lab ? lab.textContent.trim() : c.value; }
-      else { const r = w.querySelector('[role="radio"][aria-checked="true"]'); value = r ? r.textContent.trim() : null; }
+      else {
+        const r = w.querySelector('[role="radio"][aria-checked="true"]'); value = r ? r.textContent.trim() : null;
+      }
     } else if (kind === 'stCheckbox' || kind === 'stToggle') {
       const i = w.querySelector('input'); value = i ? String(i.checked) : null;
     } else if (kind === 'stFileUploader') {

@@ -14,7 +14,6 @@ import time
 
 import numpy as np
 import pytest
-from scenarios import CLOSED_FORM_FAMILIES, Law, gamma_max_mean, law_mean, os_mean
 from scipy import integrate, special, stats
 
 from distsgd.analytic import (
@@ -27,9 +26,6 @@ from distsgd.analytic import (
     order_statistic_pdf,
     order_statistic_std,
 )
-from distsgd.numerics.maxsum import max_of_sums_mean as _local_sgd_numerical
-from distsgd.numerics.superposition import kbatch_sync_runtime as _kbatch_sync_numerical
-from distsgd.orderstats import order_statistic_quadrature as _order_statistic_mean_quad
 from distsgd.delays import (
     Empirical,
     Exponential,
@@ -39,6 +35,9 @@ from distsgd.delays import (
     Uniform,
     Weibull,
 )
+from distsgd.numerics.maxsum import max_of_sums_mean as _local_sgd_numerical
+from distsgd.numerics.superposition import kbatch_sync_runtime as _kbatch_sync_numerical
+from distsgd.orderstats import order_statistic_quadrature as _order_statistic_mean_quad
 from distsgd.params import ParameterError
 from distsgd.schemes import (
     Async,
@@ -49,6 +48,7 @@ from distsgd.schemes import (
     LocalSGD,
     Sync,
 )
+from scenarios import CLOSED_FORM_FAMILIES, Law, gamma_max_mean, law_mean, os_mean
 
 Z95 = 1.959963984540054
 KN = [(1, 1), (1, 10), (5, 10), (10, 10), (1, 1000), (500, 1000), (1000, 1000), (10000, 10000)]
@@ -462,7 +462,7 @@ def test_local_sgd_exponential_is_gamma(m, H, lam, shift):
 def test_local_sgd_uniform_two_steps_is_triangular():
     """H = 2 uniforms on [0, 1]: F(x) = x²/2 on [0, 1], 1 − (2 − x)²/2 on [1, 2]."""
     m = 25
-    F = lambda x: x * x / 2 if x <= 1 else 1 - (2 - x) ** 2 / 2
+    F = lambda x: x * x / 2 if x <= 1 else 1 - (2 - x) ** 2 / 2  # noqa: E731
     expect = sum(integrate.quad(lambda x: 1 - F(x) ** m, a, b, epsabs=0, epsrel=1e-13)[0] for a, b in ((0, 1), (1, 2)))
     lat = _local_sgd_numerical(Uniform(low=0.0, high=1.0), m, 2)
     assert lat.kind == "numerical"

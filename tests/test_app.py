@@ -5,7 +5,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import navigation_only, open_app
+from apptest_support import control_use, core_calls, navigation_only, open_app
 
 PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timeline.py",
          "pages/local_sgd.py", "pages/tradeoffs.py"]
@@ -265,3 +265,59 @@ def test_url_text_in_notices_is_plain_and_short(query):
         assert len(body) < 400, len(body)
         for raw in ("](", "![", "<b>", "$\\frac", "https://"):
             assert raw not in body, (raw, body)
+
+
+# -- a rerun does no uncached core work; a page reads only controls it shows -----------------
+
+#: views whose second run must do no core work: (page, moves before it)
+VIEWS = [
+    ("pages/runtime.py", []), ("pages/runtime.py", [("radio", "rt_view", "m")]),
+    ("pages/error.py", []), ("pages/delays.py", []),
+    ("pages/timeline.py", []), ("pages/timeline.py", [("selectbox", "tl_scheme", "local-sgd")]),
+    ("pages/local_sgd.py", []), ("pages/local_sgd.py", [("radio", "comm_source", "network model")]),
+    ("pages/tradeoffs.py", []), ("pages/tradeoffs.py", [("radio", "sweep", "H")]),
+]
+
+
+@pytest.mark.parametrize("page, moves", VIEWS, ids=[f"{p[6:-3]}-{len(m)}" for p, m in VIEWS])
+def test_a_rerun_of_the_same_view_does_no_core_work(page, moves):
+    """Every call into the library's working entry points goes through a cache: running the same
+    view again calls none of them (the delay page drew 20 000 samples and sorted them on every
+    rerun, local SGD built its communication models per m, every chart wrote its CSV)."""
+    at = fresh()
+    at.switch_page(page)
+    at.run()
+    for kind, key, v in moves:
+        getattr(at, kind)(key=key).set_value(v).run()
+    assert_clean(at)
+    with core_calls() as calls:
+        at.run()
+    assert_clean(at)
+    assert at.get("plotly_chart")
+    assert not calls, f"{page} after {moves}: uncached core work on a rerun: {dict(calls)}"
+
+
+EXTRA_MOVES = {
+    "pages/tradeoffs.py": [("radio", "sweep", "K"), ("selectbox", "sweep_scheme", "local-sgd"),
+                           ("selectbox", "sweep_scheme", "sync")],
+    "pages/error.py": [("selectbox", "lr_rule", "constant"), ("radio", "p0_mode", "measured")],
+}
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_a_page_reads_only_the_controls_it_shows(page):
+    """Every control a page's charts depend on is drawn on that page or in the sidebar (the
+    trade-offs page used γ and D, the error page C, set on other pages and invisible there)."""
+    at = fresh()
+    at.switch_page(page)
+    with control_use() as use:
+        for kind, key, v in [(None, None, None)] + PAGE_MOVES.get(page, []) + EXTRA_MOVES.get(page, []):
+            use["read"].clear()
+            use["drawn"].clear()
+            if kind is None:
+                at.run()
+            else:
+                getattr(at, kind)(key=key).set_value(v).run()
+            assert_clean(at)
+            hidden = use["read"] - use["drawn"]
+            assert not hidden, f"{page} after {key} = {v!r}: reads {sorted(hidden)} without showing them"

@@ -39,8 +39,9 @@ import os
 import re
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
@@ -62,7 +63,7 @@ DUMP = os.environ.get("DISTSGD_FUZZ_DUMP")  # a file to write every failing run 
 
 # Which controls a page draws on EVERY run, given the URL's choices (the oracle for first-run
 # notices).  Controls drawn only under a condition (C for the adaptive rule, p0 for an entered p0,
-# the network model's inputs) are listed with the condition.
+# the network model's topology, D where local SGD is swept) are listed with the condition.
 SIDEBAR_ALWAYS = ("delay", "m", "K", "H", "schemes", "seed", "budget")
 FAMILY_PARAMS = {
     "exp": ("lam",), "shifted-exp": ("lam", "delta"), "pareto": ("xm", "alpha", "delta"),
@@ -76,14 +77,14 @@ PAGE_ALWAYS = {
               "horizon", "eps"),
     "delays": (),
     "timeline": ("tl_scheme", "tl_iters"),
-    "local_sgd": ("comm_source",),
-    "tradeoffs": ("sweep", "sweep_scheme", "eps", "horizon"),
+    "local_sgd": ("comm_source", "params_m", "gbps", "latency_ms", "eta", "L", "mu", "sigma2", "b", "f0", "dim",
+                  "horizon"),
+    "tradeoffs": ("sweep", "sweep_scheme", "eps", "horizon", "eta", "L", "mu", "sigma2", "b", "f0", "dim", "gamma"),
 }
 PAGE_IF = {  # page: [(key, condition key, condition value)]
     "error": [("C", "lr_rule", "adaptive"), ("p0", "p0_mode", "input")],
-    "local_sgd": [("D", "comm_source", "slider"), ("topology", "comm_source", "network model"),
-                  ("params_m", "comm_source", "network model"), ("gbps", "comm_source", "network model"),
-                  ("latency_ms", "comm_source", "network model")],
+    "local_sgd": [("D", "comm_source", "slider"), ("topology", "comm_source", "network model")],
+    "tradeoffs": [("D", "sweep", "H"), ("D", "sweep_scheme", "local-sgd")],
 }
 
 
@@ -120,7 +121,7 @@ class Case:
             return urllib.parse.quote(s, safe="")
         return f"/{self.page}?" + "&".join(f"{show(k)}={show(v)}" for k, v in self.pairs)
 
-    def without(self, i: int) -> "Case":
+    def without(self, i: int) -> Case:
         return Case(self.page, self.pairs[:i] + self.pairs[i + 1:])
 
 
@@ -148,7 +149,8 @@ UNICODE = ["é", "💥", "\u202eevil", "\u200b", "日本語", "Ω", "ｓｙｎ�
 LONG = ["A" * 10240, LINK * 340, "9" * 10000, "1" + "0" * 5000, "0." + "0" * 9000 + "1", "é" * 5000,
         "sync," * 2000, "<img src=x>" * 900]
 UNKNOWN = ["foo", "M", "m ", " m", "mm", "schemes[]", "__proto__", "_selection", "_notices", "preset", "trace",
-           "page", "embed", "embed_options", "EMBED", "K\u200b", "ｍ", "", "[x](y)", "a" * 300, "delay.family", "Lam", "seed;m"]
+           "page", "embed", "embed_options", "EMBED", "K\u200b", "ｍ", "", "[x](y)", "a" * 300, "delay.family", "Lam",
+           "seed;m"]
 
 
 def _num_text(x: float, integer: bool) -> str:
@@ -242,8 +244,10 @@ def joint(draw: Callable) -> list[tuple[str, str]]:
                                                 ("rt_view", "m"), ("D", "1000")]), max_size=5, unique=True))
         return pairs
     if kind == "network":
-        return [("comm_source", "network model"), ("topology", draw(st.sampled_from(["parameter-server", "ring-allreduce"]))),
-                ("params_m", draw(st.sampled_from(["0.001", "100000"]))), ("gbps", draw(st.sampled_from(["0.01", "10000"]))),
+        return [("comm_source", "network model"),
+                ("topology", draw(st.sampled_from(["parameter-server", "ring-allreduce"]))),
+                ("params_m", draw(st.sampled_from(["0.001", "100000"]))),
+                ("gbps", draw(st.sampled_from(["0.01", "10000"]))),
                 ("latency_ms", draw(st.sampled_from(["0", "10000"])))]
     if kind == "p0C":
         return [("lr_rule", "adaptive"), ("C", draw(st.sampled_from(boundary_values("C")))),
@@ -285,7 +289,8 @@ def explicit_cases() -> list[Case]:
         f"schemes={'x' * 10240}", f"tl_scheme={'[a](https://e.org)' * 560}", "m=&K=&delay=&schemes=",
         "m=nan&lam=inf&alpha=-inf&seed=1e308&K=-0", "seed=9223372036854775807&m=-9223372036854775808",
         "eta=junk&L=junk&tl_iters=junk&sweep=junk&D=junk&rt_view=junk&comm_source=junk",
-        "lr_rule=adaptive&C=0&p0_mode=input&p0=2", "comm_source=network+model&params_m=100000&gbps=0.01&latency_ms=10000",
+        "lr_rule=adaptive&C=0&p0_mode=input&p0=2",
+        "comm_source=network+model&params_m=100000&gbps=0.01&latency_ms=10000",
         "foo=bar&_notices=x&_selection=y&preset=heavy-tailed+stragglers",
     ]
     return [c(p, q) for q in queries for p in PAGES]
@@ -376,13 +381,27 @@ def expected_notices(case: Case) -> list[str]:
     return out
 
 
-def check(case: Case) -> tuple[list[tuple[str, str]], float]:
+Fails = list[tuple[str, str]]
+
+
+def check(case: Case) -> tuple[Fails, float]:
     """[(failure class, detail)] for one first run of ``case``, and its seconds."""
-    fails: list[tuple[str, str]] = []
     try:
         at, secs = first_run(case)
     except Exception as exc:  # AppTest itself gave up (timeout, …)
         return [(f"AppTest run raised {type(exc).__name__}", str(exc)[:200])], math.inf
+    notices = [(kind, el.value) for kind in ("warning", "error", "info", "success", "toast")
+               for el in getattr(at, kind)]
+    fails = _run_problems(at) + _text_problems(at, notices)
+    if secs > SECONDS_MAX:
+        fails.append((f"slower than {SECONDS_MAX:g} s", f"{secs:.1f} s"))
+    fails += _url_problems(at) + _table_problems(at) + _missing_notices(case, notices)
+    return fails, secs
+
+
+def _run_problems(at: AppTest) -> Fails:
+    """Exceptions, error messages, and a page without a chart."""
+    fails: Fails = []
     for e in at.exception:
         first = (e.message or "").splitlines()[0][:120] if e.message else ""
         where = next((ln.strip() for ln in reversed(e.stack_trace) if 'File "' in ln), "")
@@ -396,8 +415,12 @@ def check(case: Case) -> tuple[list[tuple[str, str]], float]:
             fails.append(("error shown instead of the view", msg[:160]))
     if not at.exception and not errors and not at.get("plotly_chart"):
         fails.append(("no chart drawn", ""))
+    return fails
 
-    notices = [(kind, el.value) for kind in ("warning", "error", "info", "success", "toast") for el in getattr(at, kind)]
+
+def _text_problems(at: AppTest, notices: list[tuple[str, str]]) -> Fails:
+    """Markdown that is not plain where it must be, and notices that are too long."""
+    fails: Fails = []
     for kind, text in notices:
         for p in markdown_problems(text, notice=True):
             fails.append((p, f"{kind}: {text[:160]!r}"))
@@ -407,10 +430,12 @@ def check(case: Case) -> tuple[list[tuple[str, str]], float]:
         for el in getattr(at, kind):
             for p in markdown_problems(el.value, notice=False):
                 fails.append((f"{p} ({kind})", repr(el.value[:160])))
+    return fails
 
-    if secs > SECONDS_MAX:
-        fails.append((f"slower than {SECONDS_MAX:g} s", f"{secs:.1f} s"))
 
+def _url_problems(at: AppTest) -> Fails:
+    """What the URL holds after the run: known keys, once each, valid values, K ≤ m."""
+    fails: Fails = []
     ctls = controls()
     qp = at.query_params
     for key, v in qp.items():
@@ -431,13 +456,23 @@ def check(case: Case) -> tuple[list[tuple[str, str]], float]:
     K_url = _url_values(qp.get("K", str(ctls["K"].default)))[-1]
     if _valid("m", m_url) and _valid("K", K_url) and float(K_url) > float(m_url):
         fails.append(("K > m left in the URL", f"m={m_url}, K={K_url}"))
+    return fails
 
+
+def _table_problems(at: AppTest) -> Fails:
+    fails: Fails = []
     for df in at.dataframe:
         frame = df.value
         if len(frame) and frame.astype(str).duplicated().any():
             dup = frame[frame.astype(str).duplicated(keep=False)].iloc[:, 0].astype(str).tolist()[:4]
             fails.append(("duplicated table rows", repr(dup)))
+    return fails
 
+
+def _missing_notices(case: Case, notices: list[tuple[str, str]]) -> Fails:
+    """Every invalid URL value of a control this page draws is named by a notice."""
+    fails: Fails = []
+    ctls = controls()
     texts = [shown(t) for _, t in notices]
     sidebar_keys = set(SIDEBAR_ALWAYS).union(*FAMILY_PARAMS.values())
     for key in expected_notices(case):
@@ -445,7 +480,7 @@ def check(case: Case) -> tuple[list[tuple[str, str]], float]:
         if not any(n in t for t in texts for n in names):
             group = "sidebar" if key in sidebar_keys else "page"
             fails.append((f"no notice on the first run for an invalid {group} key", key))
-    return fails, secs
+    return fails
 
 
 # --------------------------------------------------------------------------- the fuzz test

@@ -152,7 +152,8 @@ def test_dashboard_in_the_browser(server: str, browser, spec: Spec) -> None:
     part("pages", lambda: every_page_renders_and_the_slider_reruns(server, browser, spec, errors, problems))
     part("moves", lambda: every_control_moves_and_the_others_keep_their_values(server, browser, spec, errors, problems))
     part("upload", lambda: a_trace_comes_in_through_the_upload_widget(server, browser, spec, errors, problems))
-    part("page switch", lambda: clicking_a_page_while_a_run_is_going_loses_nothing(server, browser, spec, errors, problems))
+    part("page switch",
+         lambda: clicking_a_page_while_a_run_is_going_loses_nothing(server, browser, spec, errors, problems))
     part("hostile URL", lambda: hostile_url_gives_notices_not_exceptions(server, browser, spec, errors, problems))
     part("copied link", lambda: a_copied_link_reproduces_the_view(server, browser, spec, errors, problems))
     if errors:
@@ -254,7 +255,7 @@ class Tracker:
         return self.last
 
     def remember(self, s: Snap) -> None:
-        for label, (kind, shown) in s.widgets.items():
+        for label, (_kind, shown) in s.widgets.items():
             self.dom[label] = shown
             key = self.spec.key(label)
             if key is not None:
@@ -298,7 +299,7 @@ class Tracker:
                 found.append(f"{where}: the moved control {label!r} is gone from the sidebar")
             elif want is not None and not bs.same(s.widgets[label][1], want):
                 found.append(f"{where}: {label!r} shows {s.widgets[label][1]!r}, not the value set, {want!r}")
-        for label, (kind, shown) in s.widgets.items():
+        for label, (_kind, shown) in s.widgets.items():
             if label in moved:
                 continue
             key = self.spec.key(label)
@@ -403,27 +404,7 @@ def every_control_moves_and_the_others_keep_their_values(server: str, browser, s
             tr.act("moving m down by one (below K)", lambda: bs.slider_step(pg, m_label, -1),
                    moved=lambda r: {m_label: r[1]}, clamps={k_label: float(tr.dom[m_label]) - 1})
 
-        # each delay family in turn, and each of its parameters
-        families = bs.select_options(pg, delay_label)
-        first = tr.dom.get(delay_label)
-        visited: list[str] = [first]
-        for fam in families:
-            if fam == tr.dom.get(delay_label):
-                move_family_params(tr, fam, before=None)
-                continue
-            before = set(tr.last.widgets) if tr.last else set()
-            tr.act(f"choosing the delay family {fam!r}", lambda f=fam: bs.select_choose(pg, delay_label, f),
-                   moved={delay_label: fam})
-            visited.append(fam)
-            move_family_params(tr, fam, before)
-        # come back to families left earlier: their parameters are as they were left
-        def own(f: str) -> set[str]:  # parameters no other family has
-            return set(family_keys(spec, f)) - {k for g in families if g != f for k in family_keys(spec, g)}
-        back = [visited[0]] + ([f for f in visited[1:] if len(own(f)) >= 2] or visited[2:3])[:1]
-        for fam in back:
-            if fam != tr.dom.get(delay_label):
-                tr.act(f"coming back to the delay family {fam!r}", lambda f=fam: bs.select_choose(pg, delay_label, f),
-                       moved={delay_label: fam})
+        every_family_and_back(tr, pg, delay_label)
 
         # a preset sets the controls it names; the others keep their values
         if preset_label and spec.presets:
@@ -440,6 +421,32 @@ def every_control_moves_and_the_others_keep_their_values(server: str, browser, s
         raise tr.stopped(exc) from None
     finally:
         pg.close()
+
+
+def every_family_and_back(tr: Tracker, pg, delay_label: str) -> None:
+    """Each delay family in turn and each of its parameters; then back to families left
+    earlier: their parameters are as they were left."""
+    spec = tr.spec
+    families = bs.select_options(pg, delay_label)
+    first = tr.dom.get(delay_label)
+    visited: list[str] = [first]
+    for fam in families:
+        if fam == tr.dom.get(delay_label):
+            move_family_params(tr, fam, before=None)
+            continue
+        before = set(tr.last.widgets) if tr.last else set()
+        tr.act(f"choosing the delay family {fam!r}", lambda f=fam: bs.select_choose(pg, delay_label, f),
+               moved={delay_label: fam})
+        visited.append(fam)
+        move_family_params(tr, fam, before)
+
+    def own(f: str) -> set[str]:  # parameters no other family has
+        return set(family_keys(spec, f)) - {k for g in families if g != f for k in family_keys(spec, g)}
+    back = [visited[0]] + ([f for f in visited[1:] if len(own(f)) >= 2] or visited[2:3])[:1]
+    for fam in back:
+        if fam != tr.dom.get(delay_label):
+            tr.act(f"coming back to the delay family {fam!r}", lambda f=fam: bs.select_choose(pg, delay_label, f),
+                   moved={delay_label: fam})
 
 
 def family_keys(spec: Spec, shown: str) -> list[str]:
@@ -548,8 +555,8 @@ def first_visit_click_while_the_sidebar_is_drawn(server: str, browser, spec: Spe
             for j, f in enumerate(found):
                 problems.add(f, pg if j == 0 else None, f"first-visit-{i + 1}")
             verdict = "LOST" if lost else "ok" if not found else "problem"
-            summary.append(f"{delay_ms} ms {verdict} → {s.path}?{s.url.partition('?')[2]} "
-                           f"shown {{{', '.join(f'{spec.key(k)}={v[1]}' for k, v in s.widgets.items() if spec.key(k))}}}")
+            values = ", ".join(f"{spec.key(k)}={v[1]}" for k, v in s.widgets.items() if spec.key(k))
+            summary.append(f"{delay_ms} ms {verdict} → {s.path}?{s.url.partition('?')[2]} shown {{{values}}}")
         except AssertionError as exc:
             problems.add(f"[page switch] {exc}", pg, f"first-visit-{i + 1}")
         except bs.PlaywrightError as exc:  # a timeout
@@ -645,12 +652,14 @@ def a_trace_comes_in_through_the_upload_widget(server: str, browser, spec: Spec,
         m_label = spec.controls["m"]["label"]
         s = tr.act("moving m with a trace loaded", lambda: bs.slider_step(pg, m_label), moved=lambda r: {m_label: r[1]})
         if not (s.caption("X ~") or "").startswith("X ~ trace"):
-            problems.add(f"[upload] the trace was dropped when m moved: caption {s.caption('X ~')!r}", pg, "upload-move")
+            problems.add(f"[upload] the trace was dropped when m moved: caption {s.caption('X ~')!r}", pg,
+                         "upload-move")
         s = tr.act("clicking /timeline with a trace loaded", lambda: bs.click_page(pg, "/timeline"))
         if s.path != "/timeline":
             problems.add(f"[upload] clicking /timeline ended on {s.path}")
         if not (s.caption("X ~") or "").startswith("X ~ trace"):
-            problems.add(f"[upload] the trace was dropped by a page change: caption {s.caption('X ~')!r}", pg, "upload-page")
+            problems.add(f"[upload] the trace was dropped by a page change: caption {s.caption('X ~')!r}", pg,
+                         "upload-page")
 
         for name, data in JUNK_TRACES:
             s = tr.act(f"uploading the bad file {name}",

@@ -84,7 +84,8 @@ def test_no_comparison_without_numbers_and_equal_within_error():
 
 def test_error_race_names_the_first_and_the_lowest():
     rows = [{"scheme": s, "time": t, "simulated_mean": v}
-            for s, vals in (("a", (1.0, 0.2, 0.15)), ("b", (1.0, 0.5, 0.05))) for t, v in zip((0, 1, 2), vals)]
+            for s, vals in (("a", (1.0, 0.2, 0.15)), ("b", (1.0, 0.5, 0.05)))
+            for t, v in zip((0, 1, 2), vals, strict=True)]
     text = claims.error_race(rows, {"a": 1.0, "b": 2.0}, 0.2)
     assert "a reaches ε = 0.2 first" in text and "b's (0.05)" in text and "different things" in text
     text = claims.error_race(rows, {"a": math.inf, "b": math.inf}, 0.01)

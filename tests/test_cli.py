@@ -7,7 +7,6 @@ import sys
 import pytest
 
 
-
 def _limit_memory():
     # the CLI promises ≤ 1 GiB per call; the interpreter with numpy/scipy takes ~350 MB of
     # address space: a call that tries to allocate more fails here instead of swapping
@@ -113,7 +112,7 @@ def test_error_json_contract_fresh_scheme():
     assert len(d["bound"]) == 11 and d["bound_kind"] == "upper_bound"
     s = d["simulated"]
     assert len(s["mean"]) == len(s["ci95_low"]) == len(s["ci95_high"]) == 11 and s["replicas"] == 50
-    assert all(lo <= m <= hi for lo, m, hi in zip(s["ci95_low"], s["mean"], s["ci95_high"]))
+    assert all(lo <= m <= hi for lo, m, hi in zip(s["ci95_low"], s["mean"], s["ci95_high"], strict=True))
     # the model curve says what it is: exact in the SGD noise, averaged over simulated N(t),
     # with its standard error (issue 7: it used to be called "exact")
     model = d["exact_model"]

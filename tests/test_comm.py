@@ -2,8 +2,9 @@
 
 import pytest
 
-from distsgd import ParameterError
-from distsgd.comm import CommModel, parameter_server_time, ring_allreduce_time, speedup
+from distsgd import ParameterError, parse_delay
+from distsgd.comm import CommModel, parameter_server_time, ring_allreduce_time
+from distsgd.sweeps import runtime_vs_m
 
 
 def test_parameter_server_carries_every_worker_through_one_link():
@@ -33,11 +34,26 @@ def test_word_size_scales_the_bandwidth_term():
         parameter_server_time(4, 1e6, 1e9, 0.0) / 2)
 
 
+def H(n: int) -> float:
+    return sum(1.0 / i for i in range(1, n + 1))
+
+
 def test_speedup_is_samples_per_unit_time_relative_to_one_worker():
-    # m = 10 workers, E[X] = 1, an iteration takes 2 and uses all 10 gradients: 5×
-    assert speedup(10, 1.0, 2.0) == pytest.approx(5.0)
-    # k-sync with K = 4 counts only the 4 gradients it keeps
-    assert speedup(10, 1.0, 0.5, samples_per_update=4) == pytest.approx(8.0)
+    # the speed-up the local-SGD page draws (sweeps.runtime_vs_m): K_used · E[X] / E[T(m)].
+    # X = 1 + Exp(1), E[X] = 2, m = 10: sync waits for X_{10:10}, E[T] = 1 + H_10, and uses all
+    # 10 gradients; k-sync with K = 4 waits for X_{4:10}, E[T] = 1 + H_10 − H_6, and counts only
+    # the 4 gradients it keeps; async applies one gradient every E[X]/m = 0.2: exactly m×
+    rows = runtime_vs_m(["sync", "k-sync", "async"], [10], parse_delay("shifted-exp(rate=1, shift=1)"), K=4,
+                        budget=2e6, seed=1)
+    by = {r["scheme"]: r for r in rows}
+    expected = {"sync": 10 * 2 / (1 + H(10)), "k-sync": 4 * 2 / (1 + H(10) - H(6)), "async": 10.0}
+    for scheme, value in expected.items():
+        r = by[scheme]
+        assert r["kind"] == "exact"
+        assert r["speedup_analytic"] == pytest.approx(value, rel=1e-9)
+        assert r["speedup_lower_bound"] is None  # only an upper bound on E[T] gives one
+        used = {"sync": 10, "k-sync": 4, "async": 1}[scheme]
+        assert r["speedup_mc"] == pytest.approx(used * 2 / r["mc_mean"], rel=1e-12)
 
 
 @pytest.mark.parametrize("kwargs, name", [

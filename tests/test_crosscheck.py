@@ -27,6 +27,10 @@ import zlib
 
 import numpy as np
 import pytest
+
+from distsgd import make_scheme, parse_delay
+from distsgd.analytic import expected_runtime
+from distsgd.montecarlo import simulate_runtime
 from scenarios import (
     CLOSED_FORM_FAMILIES,
     LAWS,
@@ -39,10 +43,6 @@ from scenarios import (
     scenarios,
     statistic_has_finite_variance,
 )
-
-from distsgd import make_scheme, parse_delay
-from distsgd.analytic import expected_runtime
-from distsgd.montecarlo import simulate_runtime
 
 Z95 = 1.959963984540054
 

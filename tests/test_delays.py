@@ -7,7 +7,6 @@ import pytest
 
 from distsgd import ParameterError, parse_delay
 from distsgd.delays import DELAY_NAMES, Empirical
-
 from scenarios import DATA, DELAYS
 
 SPECS = list(DELAYS.values()) + [

@@ -22,7 +22,7 @@ def run(scheme):
 
 
 def first_time(d, eps, key):
-    t = [ti for ti, v in zip(d["time"], d["simulated"][key]) if v <= eps]
+    t = [ti for ti, v in zip(d["time"], d["simulated"][key], strict=False) if v <= eps]
     return t[0] if t else math.inf
 
 

@@ -23,11 +23,23 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from distsgd import ParameterError, limits, make_scheme, parse_delay
-from distsgd.analytic import (Estimate, expected_runtime, order_statistic_cdf, order_statistic_mean,
-                              order_statistic_pdf, order_statistic_std)
+from distsgd.analytic import (
+    Estimate,
+    expected_runtime,
+    order_statistic_cdf,
+    order_statistic_mean,
+    order_statistic_pdf,
+    order_statistic_std,
+)
 from distsgd.delays import Delay, Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
-from distsgd.montecarlo import (RuntimeSample, UpdateTrace, sample_order_statistic, simulate_runtime,
-                                simulate_timeline, simulate_updates)
+from distsgd.montecarlo import (
+    RuntimeSample,
+    UpdateTrace,
+    sample_order_statistic,
+    simulate_runtime,
+    simulate_timeline,
+    simulate_updates,
+)
 from distsgd.schemes import H_MAX, K_BATCH_MAX, M_MAX, SCHEME_NAMES
 
 MAX_SECONDS = 10.0
@@ -124,7 +136,7 @@ def delays(draw) -> Delay | None:
         args = dict(mean_=max(-T1, min(T1, ratio * std)), std_=std)
         cls = TruncatedNormal
     elif family == "weibull":
-        args = dict(shape=draw(_edge(limits.WEIBULL_SHAPE_MIN, 1e3, (0.2, 0.5, 1.0))), scale=draw(_edge(T0, T1, (1.0,))))
+        args = dict(shape=draw(_edge(limits.WEIBULL_SHAPE_MIN, 1e3, (0.2, 0.5, 1.0))), scale=draw(_edge(T0, T1, (1.0,))))  # noqa: E501
         cls = Weibull
     elif family == "uniform":
         lo = draw(_edge(0.0, T1, (1.0,)))

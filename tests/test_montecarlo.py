@@ -5,7 +5,6 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from scenarios import DELAYS
 from scipy import stats
 
 from distsgd import ParameterError, make_scheme, parse_delay
@@ -16,6 +15,7 @@ from distsgd.montecarlo import (
     simulate_timeline,
     simulate_updates,
 )
+from scenarios import DELAYS
 
 
 def harmonic(n):

@@ -1,4 +1,4 @@
-"""The SimPy reference models (benchmarks/simpy_models.py) against theory.
+"""The SimPy reference models (tests/reference/simpy_models.py) against theory.
 
 These check the reference models themselves — the runtime laws of DESIGN §2 and some exact
 structural facts of each process — so that they can then be trusted to check the vectorised
@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from benchmarks import simpy_models as sm
 from distsgd import make_scheme, parse_delay
+from tests.reference import simpy_models as sm
 
 TOL = 4.0  # half-widths
 

@@ -25,14 +25,13 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import distsgd
-from distsgd import ParameterError, make_scheme, parse_delay
-from distsgd import analytic, limits
-from distsgd.schemes import synchronous
+from distsgd import ParameterError, analytic, limits, make_scheme, parse_delay
 from distsgd.analytic import expected_runtime, order_statistic_mean, order_statistic_std
 from distsgd.delays import Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 from distsgd.montecarlo import simulate_runtime, simulate_timeline, simulate_updates
 from distsgd.params import Domain
 from distsgd.random import SEED
+from distsgd.schemes import synchronous
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,5 +1,7 @@
 """Scheme construction and validation messages."""
 
+import dataclasses
+
 import pytest
 
 from distsgd import ParameterError, backup_workers, make_scheme
@@ -16,7 +18,7 @@ def test_make_scheme_builds_every_scheme(name, kwargs):
     d = s.as_dict()
     assert d["scheme"] == name and d["K"] == kwargs.get("K") and d["H"] == kwargs.get("H")
     assert s == make_scheme(name, 10, **kwargs) and hash(s) == hash(make_scheme(name, 10, **kwargs))
-    with pytest.raises(Exception):
+    with pytest.raises(dataclasses.FrozenInstanceError):
         s.m = 3  # frozen
 
 

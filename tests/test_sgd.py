@@ -289,7 +289,7 @@ def test_target_rows_pick_the_k_with_the_earliest_bound_time():
     schemes = [make_scheme("k-sync", m, K=k) for k in range(1, m + 1)]
     rows = target_rows(schemes, d, P, eps)  # replicas = 0: the bound only
     got, best = [types.SimpleNamespace(value=r["bound_time"]) for r in rows], best_index(rows, "bound_time")
-    Hn = lambda n: sum(1 / i for i in range(1, n + 1))
+    Hn = lambda n: sum(1 / i for i in range(1, n + 1))  # noqa: E731
     expect = []
     for k in range(1, m + 1):
         F = P.eta * P.L * P.sigma2 / (2 * P.mu * P.b * k)

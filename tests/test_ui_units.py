@@ -73,9 +73,48 @@ def test_timeline_figure_is_bounded(name, kw):
 
 
 def test_time_axis_memo_holds_no_delay_objects():
-    from distsgd import sgd
+    from distsgd.error import timing
     d = Empirical.from_values(np.linspace(1, 2, 1000))
-    sgd._runtime_for_time_axis(make_scheme("sync", 4), d, 0)
-    for key in list(sgd._axis_memo):
+    timing.runtime_for_time_axis(make_scheme("sync", 4), d, 0)
+    for key in list(timing._axis_memo):
         assert not any(isinstance(k, Delay) for k in key)
-    assert len(sgd._axis_memo) <= sgd._AXIS_MEMO
+    assert len(timing._axis_memo) <= timing._AXIS_MEMO
+
+
+# -- the UI's caps and sizes (distsgd/ui/limits.py) ------------------------------------------
+
+def test_every_ui_cap_narrows_the_library_value_beside_it():
+    from distsgd.ui import limits
+    for name, (ui, lib) in limits.NARROWS.items():
+        assert ui <= lib, f"{name} = {ui} asks for more than the library's {lib}"
+
+
+def test_every_slider_range_lies_inside_the_library_domain():
+    """state intersects each range with the library's domain: a range that reached outside it
+    would be cut silently, and the slider would not be the range limits.py states."""
+    from distsgd.ui import limits
+    for key, (lo, hi) in limits.RANGES.items():
+        d = state.CONTROLS[key].domain
+        assert (d.low, d.high) == (lo, hi), (key, (d.low, d.high), (lo, hi))
+    numeric = {k for k, c in state.CONTROLS.items() if c.domain is not None}
+    assert numeric - set(limits.RANGES) <= {"gamma", "p0"}  # γ, p₀: the library's whole [0, 1]
+
+
+#: small counts a page may write as they are: indexes, column counts, "both", a percentage
+PLAIN_NUMBERS = {0, 1, 2, 3, 4, 100}
+
+
+def test_pages_use_named_sizes_not_bare_numbers():
+    """Grid sizes, points, replicas, samples and caps live in distsgd/ui/limits.py with their
+    reasons (the pages had 101, 81, 40, 30, 20 000 and 1000 written inline)."""
+    import ast
+    from pathlib import Path
+    root = Path(__file__).resolve().parent.parent
+    bare = []
+    for f in sorted((root / "pages").glob("*.py")) + [root / "app.py"]:
+        for node in ast.walk(ast.parse(f.read_text())):
+            if not isinstance(node, ast.Constant) or type(node.value) not in (int, float):
+                continue
+            if type(node.value) is float or node.value not in PLAIN_NUMBERS:
+                bare.append(f"{f.name}:{node.lineno}: {node.value}")
+    assert not bare, bare

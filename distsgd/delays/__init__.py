@@ -65,14 +65,8 @@ def check_delay(delay: object) -> Delay:
     return delay
 
 
-def parse_delay(spec: str) -> Delay:
-    """Read a spec string such as ``pareto(xm=1, alpha=2.5)`` (DESIGN §2).
-
-    Raises :class:`ParameterError` naming the bad part: an unknown family, a missing,
-    repeated or unknown parameter, a value outside its domain, or malformed text.
-    """
-    if isinstance(spec, Delay):
-        return spec
+def _split_spec(spec: object) -> tuple[str, str, str | None]:
+    """(family name, the name as written, the text between the parentheses) of a spec string."""
     if not isinstance(spec, str) or not spec.strip():
         raise ParameterError("delay", f"expected a spec such as 'exp(rate=1)' (got {spec!r})")
     if len(spec) > limits.SPEC_MAX_CHARS:
@@ -80,45 +74,54 @@ def parse_delay(spec: str) -> Delay:
     m = _SPEC_RE.match(spec)
     if not m or spec.count("(") != spec.count(")"):
         raise ParameterError("delay", f"malformed spec {spec.strip()[:80]!r}: expected name(key=value, ...)")
-    raw_name, body = m.group(1).lower(), m.group(2)
+    raw_name = m.group(1).lower()
     name = _ALIASES.get(raw_name, raw_name)
     if name not in _FAMILIES:
         raise ParameterError("delay", f"unknown distribution {raw_name!r}; choose one of {', '.join(DELAY_NAMES)}")
+    return name, raw_name, m.group(2)
+
+
+def _arguments(name: str, body: str | None, keys: dict[str, str]) -> dict[str, str]:
+    """The ``key=value`` pairs of a spec's body: each key known to the family, once, with a value."""
+    args: dict[str, str] = {}
+    for part in body.split(",") if body and body.strip() else []:
+        if "=" not in part:
+            raise ParameterError("delay", f"malformed argument {part.strip()!r} in {name}(...): expected key=value")
+        k, v = (s.strip() for s in part.split("=", 1))
+        k = k.lower()
+        if k not in keys:
+            raise ParameterError(k or "delay", f"not a parameter of {name}; expected {', '.join(keys)}")
+        if k in args:
+            raise ParameterError(k, f"given twice in {name}(...)")
+        if not v:
+            raise ParameterError(k, f"has no value in {name}(...)")
+        args[k] = v
+    return args
+
+
+def parse_delay(spec: str) -> Delay:
+    """Read a spec string such as ``pareto(xm=1, alpha=2.5)`` (DESIGN §2).
+
+    Raises :class:`ParameterError` naming the bad part: an unknown family, a missing,
+    repeated or unknown parameter, a value outside its domain, or malformed text.
+
+    >>> parse_delay("pareto(xm=1, alpha=2.5)").mean
+    1.6666666666666667
+    """
+    if isinstance(spec, Delay):
+        return spec
+    name, _, body = _split_spec(spec)
     cls = _FAMILIES[name]
     keys = _spec_keys(cls)
-    args: dict[str, str] = {}
-    if body and body.strip():
-        for part in body.split(","):
-            if "=" not in part:
-                raise ParameterError("delay", f"malformed argument {part.strip()!r} in {name}(...): expected key=value")
-            k, v = (s.strip() for s in part.split("=", 1))
-            k = k.lower()
-            if k not in keys:
-                allowed = ", ".join(keys)
-                raise ParameterError(k or "delay", f"not a parameter of {name}; expected {allowed}")
-            if k in args:
-                raise ParameterError(k, f"given twice in {name}(...)")
-            if not v:
-                raise ParameterError(k, f"has no value in {name}(...)")
-            args[k] = v
+    args = _arguments(name, body, keys)
     if name == "empirical":
         if "file" not in args:
             raise ParameterError("file", "missing: empirical(file=path) needs a file of measured times")
-        shift = SHIFT.check(args.get("shift", 0.0), "shift")
-        return Empirical.from_file(args["file"], shift=shift)
-    required = [k for k in keys if k not in ("shift", "file")]
-    if name == "shifted-exp":
-        required.append("shift")
+        return Empirical.from_file(args["file"], shift=SHIFT.check(args.get("shift", 0.0), "shift"))
+    required = [k for k in keys if k not in ("shift", "file")] + (["shift"] if name == "shifted-exp" else [])
     for k in required:
         if k not in args:
             raise ParameterError(k, f"missing: {name} needs {', '.join(required)}")
-    values: dict[str, Any] = {}
     domains = {d.name: d for d in cls.PARAMS + (SHIFT,)}
-    for k, v in args.items():
-        values[keys[k]] = domains[k].check(v, k)
-    try:
-        return cls(**values)
-    except ParameterError:
-        raise
-    except (TypeError, ValueError) as exc:  # pragma: no cover - defensive
-        raise ParameterError("delay", str(exc)) from None
+    values: dict[str, Any] = {keys[k]: domains[k].check(v, k) for k, v in args.items()}
+    return cls(**values)

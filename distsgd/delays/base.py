@@ -97,7 +97,7 @@ class Delay(ABC):
             object.__setattr__(self, attr, dom.check(getattr(self, attr), dom.name))
         self._check_joint()
 
-    def _check_joint(self) -> None:
+    def _check_joint(self) -> None:  # noqa: B027 - optional hook, empty by default
         """Constraints between parameters (e.g. low < high)."""
 
     # -- the family, without the shift ------------------------------------------------

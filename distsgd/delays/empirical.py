@@ -103,17 +103,17 @@ class Empirical(Delay):
         object.__setattr__(self, "values", v)
 
     @classmethod
-    def from_values(cls, values: Any, name: str = "<data>", shift: float = 0.0) -> "Empirical":
+    def from_values(cls, values: Any, name: str = "<data>", shift: float = 0.0) -> Empirical:
         return cls(values=values, file=name, shift=shift)
 
     @classmethod
-    def from_text(cls, text: str, name: str = "<data>", shift: float = 0.0) -> "Empirical":
+    def from_text(cls, text: str, name: str = "<data>", shift: float = 0.0) -> Empirical:
         if not isinstance(text, str):
             raise ParameterError("file", f"expected text (got {type(text).__name__})")
         return cls.from_values(_parse_trace(text), name=name, shift=shift)
 
     @classmethod
-    def from_file(cls, path: str, shift: float = 0.0) -> "Empirical":
+    def from_file(cls, path: str, shift: float = 0.0) -> Empirical:
         """Read a trace from a *regular* file of at most limits.EMPIRICAL_MAX_BYTES.
 
         Devices (/dev/zero), FIFOs and directories are refused without reading; a FIFO is never

@@ -42,6 +42,7 @@ def exact_error(scheme: Scheme, problem: Problem, iterations: Any) -> np.ndarray
     h, w0, eta = problem.h, problem.w0, problem.eta
     a = 1 - eta * h
     v = problem.noise_sd**2 * eta**2
+    add: np.ndarray | float
     if scheme.averages_models:
         H = scheme.steps_per_update
         rho = a ** (2 * H)
@@ -103,5 +104,6 @@ def exact_error_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, 
         tr = covering_trace(scheme, delay, n, r, float(t.max()), rng)
         counts[g0:g0 + r] = counts_at(tr.times, t)
     table = exact_error(scheme, problem, np.arange(counts.max() + 1))
+    assert table is not None  # a fresh-gradient scheme
     e = table[counts]
     return ModelCurve(e.mean(axis=0), e.std(axis=0, ddof=1) / math.sqrt(paths), paths)

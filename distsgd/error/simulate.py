@@ -157,6 +157,7 @@ def _run_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate
     err = np.empty((R, n + 1))
     err[:, 0] = problem.f0
     if scheme.fresh:
+        sd_round: np.ndarray | float
         if scheme.averages_models:
             a = 1 - eta * h
             H = scheme.steps_per_update

@@ -57,6 +57,7 @@ def bound_time_to_target(scheme: Scheme, delay: Delay, problem: Problem, eps: fl
     est = runtime or runtime_for_time_axis(scheme, delay, seed)
     if est.value is None:
         return TargetTime(None, "E[T] unknown")
+    assert rate is not None  # a floor comes with its contraction rate
     J = math.log((eps - floor) / (problem.f0 - floor)) / math.log(rate)
     return TargetTime(J * per_update_runtime(scheme, est), "bound")
 

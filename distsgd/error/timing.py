@@ -25,7 +25,7 @@ __all__ = ["runtime_for_time_axis", "per_update_runtime", "updates_needed", "cov
 #: exact curve and the simulation of one scheme all ask for it.  Keys are short strings and
 #: values small Estimates, so the memo never holds a trace; at most _AXIS_MEMO entries.
 _AXIS_MEMO = 512
-_axis_memo: "OrderedDict[tuple[object, ...], Estimate]" = OrderedDict()
+_axis_memo: OrderedDict[tuple[object, ...], Estimate] = OrderedDict()
 _axis_lock = threading.Lock()
 
 

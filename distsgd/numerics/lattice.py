@@ -17,9 +17,9 @@ budget raises :class:`OverBudget` and its caller falls back to a bound.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Callable
 
 import numpy as np
 from scipy import fft as sfft

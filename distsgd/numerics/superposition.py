@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy import stats
@@ -109,7 +109,9 @@ def kbatch_sync_runtime(delay: Delay, m: int, K: int, n_coarse: int = 128, max_l
         return fallback("the lattice step underflows next to the lower end of X")
 
 
-def _lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budget: Budget,
+# one numerical algorithm whose steps share its state (pilot, levels, bracket): C901 accepted,
+# see docs/DESIGN.md "what is still to change"
+def _lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budget: Budget,  # noqa: C901
              L: float, c: int, t_lo: float, mu: float, bounds: list[float],
              fallback: Callable[[str], Estimate]) -> Estimate:
     method = "renewal superposition ∫P(N(t)<K)dt (lattice FFT convolution, Richardson)"
@@ -156,6 +158,7 @@ def _lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budge
         # -- pilot: where P(T > t) leaves 1 (rounded down: P_down ≤ P) and drops below 1e-13
         #    (rounded up: P_up ≥ P; FFT round-off sits near 1e-16)
         t_a, t_hi, heavy_tail = t_lo, t_hi0, True
+        h = math.nan  # set by the first pass of the pilot
         for _ in range(8):
             h = coarse_step(min((t_hi - t_lo) / 256, sY / 4), grid_unit(delay, L, t_hi - t_lo, 4096))
             up = run(h, "up", t_lo, t_hi)

@@ -60,7 +60,8 @@ SCHEME_NAMES: tuple[str, ...] = tuple(c.name for c in (Sync, KSync, KBatchSync, 
 def scheme_class(name: str) -> type[Scheme]:
     key = str(name).strip().lower().replace("_", "-")
     if key not in SCHEMES:
-        raise ParameterError("scheme", f"unknown scheme {name!r}; choose one of {', '.join(dict.fromkeys((*SCHEME_NAMES, *SCHEMES)))}")
+        known = ", ".join(dict.fromkeys((*SCHEME_NAMES, *SCHEMES)))
+        raise ParameterError("scheme", f"unknown scheme {name!r}; choose one of {known}")
     return SCHEMES[key]
 
 

@@ -1,11 +1,14 @@
 """Every expensive call the pages make, cached per argument set with bounded size.
 
+A page calls into the library only through here (or for something trivially cheap: building a
+scheme, a grid of K or m values), so a rerun with the same inputs does no core work at all;
+``tests/test_ui_units.py`` checks that by counting the core's entry points on a second run.
 Arguments are the frozen parameter objects (Delay, Scheme, Problem, …), so equal inputs hit
 the cache across sessions.  A delay law is hashed by its ``key`` (the spec string, or a
 measured trace's digest): never by its values, which for an uploaded trace are megabytes.
-Each entry is small (rows of numbers, at most a few 10⁴ samples), ``max_entries`` bounds the
-count and ``ttl`` lets idle entries go, so the whole cache stays within a few tens of MB.
-Nothing here is mutable module state.
+Each entry is small (rows of numbers, a figure, at most a few 10⁴ samples), ``max_entries``
+bounds the count and ``ttl`` lets idle entries go, so the whole cache stays within a few tens
+of MB (sizes and counts: :mod:`distsgd.ui.limits`).  Nothing here is mutable module state.
 """
 
 from __future__ import annotations
@@ -15,30 +18,55 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from .. import sweeps
+from .. import plots, sweeps
 from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
+from ..comm import CommModel
 from ..delays import Delay, Empirical
+from ..error import LearningRate, Problem
 from ..montecarlo import sample_order_statistic, simulate_runtime, simulate_timeline
 from ..random import keyed
 from ..schemes import Scheme, make_scheme
-from ..sgd import LearningRate, Problem
+from .limits import (
+    CACHE_MAX_ENTRIES,
+    CACHE_TTL_S,
+    LOCAL_SGD_FREE_D,
+    ORDER_STAT_BINS,
+    ORDER_STAT_GRID,
+    ORDER_STAT_RANGE,
+    QUANTILE_HIGH,
+    QUANTILE_LEVELS,
+    QUANTILE_LOW,
+    SAMPLES,
+    TARGET_POINTS,
+    TIMELINE_CACHE_ENTRIES,
+    UI_MAX_UPDATES,
+    UI_MAX_WORK,
+)
 
 
 def _subclasses(cls: type) -> list[type]:
-    return [cls] + [s for c in cls.__subclasses__() for s in _subclasses(c)]
+    out: list[type] = [cls]
+    subs: list[type] = cls.__subclasses__()
+    for sub in subs:
+        out += _subclasses(sub)
+    return out
 
 
 #: Streamlit matches hash_funcs by exact type: every delay family, hashed by its key
 _HASH = {cls: (lambda d: d.key) for cls in _subclasses(Delay)}
-_CACHE: dict[str, Any] = dict(max_entries=64, ttl=3600, show_spinner=False, hash_funcs=_HASH)
-#: samples drawn for the delay page's histograms (bytes per entry: 8 × this)
-SAMPLES = 20_000
+_CACHE: dict[str, Any] = {"max_entries": CACHE_MAX_ENTRIES, "ttl": CACHE_TTL_S, "show_spinner": False,
+                          "hash_funcs": _HASH}
+#: the UI's caps on one chart's simulated SGD (the library's defaults are larger)
+_SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_WORK}
+# TODO(lead): add "max_timing_cost": UI_MAX_TIMING_COST once sweeps.error_rows and
+# sweeps.target_rows take it (today they use sweeps.UI_MAX_TIMING_COST themselves)
+_QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_K(names: tuple[str, ...], m: int, delay: Delay, Ks: tuple[int, ...], H: int,
                  budget: float, seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_K(names, m, delay, Ks, H, 0.0, budget, seed)
+    return sweeps.runtime_vs_K(names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed)
 
 
 @st.cache_data(**_CACHE)
@@ -67,42 +95,64 @@ def async_speedup(m: int, delay: Delay) -> dict[str, Any]:
 def error_rows(schemes: tuple[Scheme, ...], delay: Delay, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None,
                lr: LearningRate) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return sweeps.error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr)
+    return sweeps.error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, **_SGD_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def target_rows(schemes: tuple[Scheme, ...], delay: Delay, problem: Problem, eps: float,
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
                 x_name: str) -> list[dict[str, Any]]:
-    return sweeps.target_rows(schemes, delay, problem, eps, time, 101, replicas, seed, gamma, p0, x_name)
+    return sweeps.target_rows(schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma, p0, x_name,
+                              **_SGD_CAPS)
 
 
 @st.cache_data(**_CACHE)
-def delay_sample(delay: Delay, seed: int) -> np.ndarray:
-    """A sample of X for the delay page's histogram."""
-    return delay.sample(np.random.default_rng(seed), SAMPLES)
+def delay_summary(delay: Delay) -> dict[str, Any]:
+    """The delay page's numbers: the median and a quantile table (level, x, F(x))."""
+    x = np.asarray(delay.ppf(_QUANTILES), dtype=float)
+    cdf = np.asarray(delay.cdf(x), dtype=float)
+    return {"median": float(delay.ppf(0.5)),
+            "quantiles": [{"quantile": float(a), "x": float(b), "cdf": float(c)}
+                          for a, b, c in zip(_QUANTILES, x, cdf, strict=True)]}
 
 
 @st.cache_data(**_CACHE)
-def order_statistic(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
+def delay_chart(delay: Delay, seed: int) -> Any:
+    """The pdf/cdf figure of X with the histogram of a sample (of the trace itself for a trace)."""
+    sample = None if isinstance(delay, Empirical) else delay.sample(np.random.default_rng(seed), SAMPLES)
+    return plots.delay_figure(delay, sample)
+
+
+def _order_statistic(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
     """Samples of X_{k:n} (exact: F⁻¹(Beta(k, n−k+1))), its mean, and the theory to overlay on
     their histogram: the density on a grid for a continuous law; for a measured trace (a
     discrete law, no density) the exact probability of each histogram bin divided by its width,
     ``(P(X_{k:n} ≤ b) − P(X_{k:n} ≤ a)) / (b − a)``, which is what the histogram estimates."""
     rng = np.random.default_rng(seed)
     x_s = sample_order_statistic(delay, k, n, rng, SAMPLES)
-    lo, hi = float(np.quantile(x_s, 0.0005)), float(np.quantile(x_s, 0.995))
+    lo, hi = (float(v) for v in np.quantile(x_s, ORDER_STAT_RANGE))
     if hi <= lo:  # a point mass (e.g. a trace with one value): one bin around it
         lo, hi = lo - 0.5 * max(abs(lo), 1e-9), hi + 0.5 * max(abs(hi), 1e-9)
-    edges = np.linspace(lo, hi, 71)
+    edges = np.linspace(lo, hi, ORDER_STAT_BINS + 1)
     if isinstance(delay, Empirical):
         cdf = order_statistic_cdf(delay, k, n, edges)
         theory = {"kind": "bins", "edges": edges, "density": np.diff(cdf) / np.diff(edges)}
     else:
-        grid = np.linspace(lo, hi, 400)
+        grid = np.linspace(lo, hi, ORDER_STAT_GRID)
         theory = {"kind": "pdf", "x": grid, "density": order_statistic_pdf(delay, k, n, grid)}
     est = order_statistic_mean(delay, k, n)
     return {"samples": x_s, "edges": edges, "theory": theory, "mean": est.value, "kind": est.kind}
+
+
+@st.cache_data(**_CACHE)
+def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
+    """The K-th-of-m figure, the quantiles of its sample, and the kind of its theory line
+    (``"pdf"``, or ``"bins"`` for a trace) — not the samples themselves."""
+    o = _order_statistic(delay, k, n, seed)
+    return {"figure": plots.order_statistic_figure(o["samples"], o["edges"], o["theory"], k, n, o["mean"]),
+            "quantiles": [{"quantile": float(a), "x": float(b)}
+                          for a, b in zip(_QUANTILES, np.quantile(o["samples"], _QUANTILES), strict=True)],
+            "theory_kind": o["theory"]["kind"]}
 
 
 @st.cache_data(**_CACHE)
@@ -117,6 +167,23 @@ def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dic
     return {"rows": rows}
 
 
+@st.cache_data(**{**_CACHE, "max_entries": TIMELINE_CACHE_ENTRIES})
+def timeline(scheme: Scheme, delay: Delay, iterations: int, seed: int) -> dict[str, Any]:
+    """One run's timeline, its Gantt figure, and each outcome's share of the worker-time up to
+    the last update."""
+    tl = simulate_timeline(scheme, delay, iterations, seed)
+    total = float(tl.update_times[-1]) * scheme.m
+    dur = tl.end - tl.start
+    shares = {o: float(dur[tl.outcome == o].sum()) / total for o in plots.OUTCOME_COLORS}
+    return {"timeline": tl, "figure": plots.timeline_figure(tl), "shares": shares}
+
+
 @st.cache_data(**_CACHE)
-def timeline(scheme: Scheme, delay: Delay, iterations: int, seed: int) -> Any:
-    return simulate_timeline(scheme, delay, iterations, seed)
+def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: int,
+            ms: tuple[int, ...]) -> dict[str, Any]:
+    """The communication model in the page's units (10⁶ parameters, Gbit/s, ms): D, the time of
+    one averaging round with ``m`` workers on ``topology``, and both topologies' times over ``ms``."""
+    ps, ring = (CommModel(params=params_m * 1e6, bandwidth=gbps * 1.25e8, latency=latency_ms * 1e-3, topology=t)
+                for t in ("parameter-server", "ring-allreduce"))
+    return {"D": (ps if topology == "parameter-server" else ring).time(m),
+            "rows": [{"m": k, "parameter_server": ps.time(k), "ring_allreduce": ring.time(k)} for k in ms]}

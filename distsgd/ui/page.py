@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import contextlib
 import re
-from typing import Any, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
 
 import streamlit as st
 
 from .. import sweeps
 from ..params import ParameterError
 from . import state
-
+from .limits import LOCAL_SGD_FREE_D
 
 _BOX = "_notice_box"
 
@@ -36,14 +37,37 @@ def show_notices() -> None:
     state.clear_notices()
 
 
-def chart(fig: Any, rows: Sequence[dict[str, Any]], name: str, notice: str = "") -> None:
-    """A plotly chart, a CSV download of its data, and a 'what to notice' caption."""
+def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[str, Any]]], name: str,
+          notice: str = "") -> None:
+    """A plotly chart, a CSV download of its data, and a 'what to notice' caption.
+
+    ``rows`` (or a function that gives them, for a large table) become CSV only when the
+    button is clicked, never on a rerun."""
     st.plotly_chart(fig, width="stretch", key=f"chart-{name}")
     if notice:
         st.caption(f"**What to notice.** {notice}")
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
-    st.download_button("Download the data (CSV)", sweeps.to_csv(rows), file_name=f"distsgd-{slug}.csv",
+
+    def csv() -> str:
+        return sweeps.to_csv(rows() if callable(rows) else rows)
+
+    st.download_button("Download the data (CSV)", csv, file_name=f"distsgd-{slug}.csv",
                        mime="text/csv", key=f"csv-{slug}")
+
+
+def simulated(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A warning for each scheme a chart could not simulate (with the reason); the others."""
+    for s in summary:
+        if "skipped" in s:
+            st.warning(state.plain(f"Not simulated — {s['skipped']}"), icon="⚠️")
+    return [s for s in summary if "skipped" not in s]
+
+
+def free_averaging_note(schemes: Sequence[str]) -> None:
+    """Say the value of D this page uses for local SGD (it has no D control)."""
+    if "local-sgd" in schemes:
+        st.caption(f"Local SGD here averages for free (D = {LOCAL_SGD_FREE_D:g}); its averaging time D is set on "
+                   "the *Local SGD and communication* page.")
 
 
 def cell(v: Any) -> str:

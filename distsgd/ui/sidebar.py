@@ -14,11 +14,10 @@ import streamlit as st
 from ..delays import Delay, Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 from ..params import ParameterError
 from . import state
+from .limits import NORMAL_MEAN_MIN_STDS, TRACE_MAX_BYTES, UI_BUDGETS
 
 SIDEBAR_KEYS = ("delay", "lam", "delta", "xm", "alpha", "ln_mu", "ln_sigma", "n_mean", "n_std",
                 "w_shape", "w_scale", "u_low", "u_high", "m", "K", "H", "schemes", "seed", "budget")
-BUDGETS = {"fast": 1.5e7, "balanced": 4e7, "accurate": 4e8}  # per chart, ≈ ns of Monte Carlo
-TRACE_MAX_BYTES = 5 * 2**20
 
 FAMILY_PARAMS = {
     "exp": ("lam",), "shifted-exp": ("lam", "delta"), "pareto": ("xm", "alpha", "delta"),
@@ -159,14 +158,22 @@ def _joint_bounds(key: str) -> tuple[float, float] | None:
     if key == "u_high":
         return (max(c.domain.low, state.value("u_low") + (c.step or 0.01)), c.domain.high)
     if key == "n_mean":
-        return (max(c.domain.low, -30.0 * state.value("n_std")), c.domain.high)
+        return (max(c.domain.low, NORMAL_MEAN_MIN_STDS * state.value("n_std")), c.domain.high)
     return None
+
+
+def _preset_chosen() -> None:
+    """on_change of the preset box: apply the chosen preset (the first entry, "—", is none)."""
+    if st.session_state["preset"] != NO_PRESET:
+        state.apply_preset(st.session_state["preset"])
+
+
+NO_PRESET = "—"
 
 
 def sidebar() -> Selection:
     sb = st.sidebar
-    sb.selectbox("Preset", ["—"] + list(state.PRESETS), key="preset",
-                 on_change=lambda: st.session_state["preset"] != "—" and state.apply_preset(st.session_state["preset"]),
+    sb.selectbox("Preset", [NO_PRESET, *state.PRESETS], key="preset", on_change=_preset_chosen,
                  help="Set every control at once to a classroom example.")
     sb.subheader("Delay X of one gradient")
     family = choice("delay", sb, FAMILY_LABELS)
@@ -193,7 +200,7 @@ def sidebar() -> Selection:
         seed = number("seed", st, slider=False)
         budget = choice("budget", st)
     return Selection(delay=delay, m=int(m), K=int(K), H=int(H), schemes=tuple(schemes),
-                     seed=int(seed), budget=BUDGETS[budget])
+                     seed=int(seed), budget=UI_BUDGETS[budget])
 
 
 def current() -> Selection:

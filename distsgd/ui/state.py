@@ -21,17 +21,16 @@ from typing import Any
 
 import streamlit as st
 
-from ..delays import SHIFT, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
+from .. import error as sgd
+from ..delays import SHIFT, Delay, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 from ..params import Domain, ParameterError, shortest
-from ..schemes import SCHEME_NAMES, H_DOMAIN, K_DOMAIN, M, COMM_DELAY
-from .. import sgd
+from ..random import SEED
+from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEME_NAMES, M
+from .limits import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_H_MAX, UI_M_MAX
 
 __all__ = ["Control", "CONTROLS", "PRESETS", "start", "value", "set_value", "clamp", "bind",
            "widget_args", "sync_url", "url_values", "notices", "notify", "clear_notices", "apply_preset",
-           "problem", "quote", "plain", "UI_M_MAX"]
-
-UI_M_MAX = 1000
-UI_H_MAX = 100
+           "problem", "quote", "plain", "UI_M_MAX", "UI_H_MAX"]
 
 
 def _narrow(dom: Domain, low: float | None = None, high: float | None = None) -> Domain:
@@ -42,11 +41,11 @@ def _narrow(dom: Domain, low: float | None = None, high: float | None = None) ->
                                high_open=dom.high_open and hi == dom.high)
 
 
-def _param(cls: type, name: str) -> Domain:
+def _param(cls: type[Delay], name: str) -> Domain:
     return next(d for d in cls.PARAMS if d.name == name)
 
 
-def quote(text: Any, limit: int = 40) -> str:
+def quote(text: Any, limit: int = QUOTE_MAX_CHARS) -> str:
     """User text for a message: quoted, one line, at most ``limit`` characters (then "…").
 
     Messages are shown as plain text (see :func:`plain`), so nothing in it is ever a link."""
@@ -58,7 +57,7 @@ def quote(text: Any, limit: int = 40) -> str:
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:/&@])")
 
 
-def plain(text: str, limit: int = 300) -> str:
+def plain(text: str, limit: int = NOTICE_MAX_CHARS) -> str:
     """Text to show through a Markdown element as itself: every Markdown, HTML and LaTeX
     character backslash-escaped (so no link, image, tag or formula), truncated to ``limit``."""
     s = str(text)
@@ -107,7 +106,8 @@ class Control:
         if self.options is not None:
             if raw in self.options:
                 return raw, None
-            return self.default, f"{self.key}: {quote(raw)} is not one of {', '.join(self.options)}; using {self.default}"
+            return self.default, (f"{self.key}: {quote(raw)} is not one of {', '.join(self.options)}; "
+                                  f"using {self.default}")
         assert self.domain is not None
         try:
             return self.domain.check(raw.strip(), self.key), None
@@ -132,53 +132,53 @@ DELAY_CHOICES = ("exp", "shifted-exp", "pareto", "lognormal", "normal", "weibull
 CONTROLS: dict[str, Control] = {c.key: c for c in [
     Control("delay", "Delay distribution", "shifted-exp", options=DELAY_CHOICES,
             help="The random time X a worker needs for one mini-batch gradient."),
-    _num("lam", "rate λ", 1.0, _narrow(_param(Exponential, "rate"), 0.01, 100.0), 0.01),
-    _num("delta", "shift Δ", 0.0, _narrow(SHIFT, 0.0, 100.0), 0.01, "constant part of every delay"),
-    _num("xm", "Pareto scale x_m", 1.0, _narrow(_param(Pareto, "xm"), 0.01, 100.0), 0.01),
-    _num("alpha", "Pareto tail α", 2.5, _narrow(_param(Pareto, "alpha"), 0.3, 20.0), 0.05,
+    _num("lam", "rate λ", 1.0, _narrow(_param(Exponential, "rate"), *RANGES["lam"]), 0.01),
+    _num("delta", "shift Δ", 0.0, _narrow(SHIFT, *RANGES["delta"]), 0.01, "constant part of every delay"),
+    _num("xm", "Pareto scale x_m", 1.0, _narrow(_param(Pareto, "xm"), *RANGES["xm"]), 0.01),
+    _num("alpha", "Pareto tail α", 2.5, _narrow(_param(Pareto, "alpha"), *RANGES["alpha"]), 0.05,
          "smaller is heavier; mean infinite for α ≤ 1"),
-    _num("ln_mu", "lognormal μ", 0.0, _narrow(_param(LogNormal, "mu"), -10.0, 10.0), 0.05),
-    _num("ln_sigma", "lognormal σ", 1.0, _narrow(_param(LogNormal, "sigma"), 0.05, 3.0), 0.05),
-    _num("n_mean", "normal mean μ", 1.0, _narrow(_param(TruncatedNormal, "mean"), -10.0, 100.0), 0.05),
-    _num("n_std", "normal std σ", 0.5, _narrow(_param(TruncatedNormal, "std"), 0.01, 100.0), 0.01),
-    _num("w_shape", "Weibull shape k", 1.5, _narrow(_param(Weibull, "shape"), 0.2, 20.0), 0.05),
-    _num("w_scale", "Weibull scale s", 1.0, _narrow(_param(Weibull, "scale"), 0.01, 100.0), 0.01),
-    _num("u_low", "uniform low a", 0.5, _narrow(_param(Uniform, "low"), 0.0, 100.0), 0.05),
-    _num("u_high", "uniform high b", 1.5, _narrow(_param(Uniform, "high"), 0.01, 200.0), 0.05),
-    _num("m", "workers m", 16, _narrow(M, 1, UI_M_MAX), 1),
-    _num("K", "wait for K", 4, _narrow(K_DOMAIN, 1, UI_M_MAX), 1, "gradients per update (K ≤ m here)"),
-    _num("H", "local steps H", 4, _narrow(H_DOMAIN, 1, UI_H_MAX), 1, "local SGD: steps between averaging"),
+    _num("ln_mu", "lognormal μ", 0.0, _narrow(_param(LogNormal, "mu"), *RANGES["ln_mu"]), 0.05),
+    _num("ln_sigma", "lognormal σ", 1.0, _narrow(_param(LogNormal, "sigma"), *RANGES["ln_sigma"]), 0.05),
+    _num("n_mean", "normal mean μ", 1.0, _narrow(_param(TruncatedNormal, "mean"), *RANGES["n_mean"]), 0.05),
+    _num("n_std", "normal std σ", 0.5, _narrow(_param(TruncatedNormal, "std"), *RANGES["n_std"]), 0.01),
+    _num("w_shape", "Weibull shape k", 1.5, _narrow(_param(Weibull, "shape"), *RANGES["w_shape"]), 0.05),
+    _num("w_scale", "Weibull scale s", 1.0, _narrow(_param(Weibull, "scale"), *RANGES["w_scale"]), 0.01),
+    _num("u_low", "uniform low a", 0.5, _narrow(_param(Uniform, "low"), *RANGES["u_low"]), 0.05),
+    _num("u_high", "uniform high b", 1.5, _narrow(_param(Uniform, "high"), *RANGES["u_high"]), 0.05),
+    _num("m", "workers m", 16, _narrow(M, *RANGES["m"]), 1),
+    _num("K", "wait for K", 4, _narrow(K_DOMAIN, *RANGES["K"]), 1, "gradients per update (K ≤ m here)"),
+    _num("H", "local steps H", 4, _narrow(H_DOMAIN, *RANGES["H"]), 1, "local SGD: steps between averaging"),
     Control("schemes", "Schemes to compare", ("sync", "k-sync", "async", "k-async"),
             options=SCHEME_NAMES, multi=True),
-    _num("seed", "random seed", 1, Domain("seed", 0, 2**31 - 1, integer=True), 1),
+    _num("seed", "random seed", 1, _narrow(SEED, *RANGES["seed"]), 1),
     Control("budget", "Monte Carlo budget", "balanced", options=("fast", "balanced", "accurate"),
             help="work per chart: fast for a class, accurate for a closer look"),
     Control("rt_view", "Runtime against", "K", options=("K", "m")),
     # error page
-    _num("eta", "learning rate η", 0.05, _narrow(sgd.ETA, 1e-4, 2.0), 0.005),
-    _num("L", "smoothness L", 2.0, _narrow(sgd.L_SMOOTH, 0.01, 100.0), 0.1),
-    _num("mu", "strong convexity μ", 0.5, _narrow(sgd.MU, 0.001, 100.0), 0.05),
-    _num("sigma2", "gradient noise σ²", 1.0, _narrow(sgd.SIGMA2, 0.0, 100.0), 0.1),
-    _num("b", "mini-batch b", 1, _narrow(sgd.BATCH, 1, 4096), 1),
-    _num("f0", "initial error F₀", 1.0, _narrow(sgd.F0, 1e-3, 1e3), 0.1),
-    _num("dim", "dimension d", 10, _narrow(sgd.DIM, 1, 50), 1),
+    _num("eta", "learning rate η", 0.05, _narrow(sgd.ETA, *RANGES["eta"]), 0.005),
+    _num("L", "smoothness L", 2.0, _narrow(sgd.L_SMOOTH, *RANGES["L"]), 0.1),
+    _num("mu", "strong convexity μ", 0.5, _narrow(sgd.MU, *RANGES["mu"]), 0.05),
+    _num("sigma2", "gradient noise σ²", 1.0, _narrow(sgd.SIGMA2, *RANGES["sigma2"]), 0.1),
+    _num("b", "mini-batch b", 1, _narrow(sgd.BATCH, *RANGES["b"]), 1),
+    _num("f0", "initial error F₀", 1.0, _narrow(sgd.F0, *RANGES["f0"]), 0.1),
+    _num("dim", "dimension d", 10, _narrow(sgd.DIM, *RANGES["dim"]), 1),
     _num("gamma", "staleness factor γ", 0.5, sgd.GAMMA, 0.05),
     Control("p0_mode", "p₀ from", "measured", options=("measured", "input")),
     _num("p0", "p₀ (fresh-gradient probability)", 0.2, sgd.P0, 0.01),
     Control("lr_rule", "learning-rate rule (async)", "constant", options=sgd.LearningRate.RULES),
-    _num("C", "adaptive-rule constant C", 0.01, _narrow(sgd.C_ADAPT, 1e-5, 10.0), 0.001),
-    _num("eps", "target error ε", 0.05, Domain("eps", 1e-6, 1e3, symbol="ε"), 0.005),
-    _num("horizon", "time horizon T", 50.0, _narrow(sgd.TIME, 0.1, 1e5), 1.0),
-    _num("replicas", "SGD replicas", 40, _narrow(sgd.REPLICAS, 10, 400), 10),
+    _num("C", "adaptive-rule constant C", 0.01, _narrow(sgd.C_ADAPT, *RANGES["C"]), 0.001),
+    _num("eps", "target error ε", 0.05, Domain("eps", *RANGES["eps"], symbol="ε"), 0.005),
+    _num("horizon", "time horizon T", 50.0, _narrow(sgd.TIME, *RANGES["horizon"]), 1.0),
+    _num("replicas", "SGD replicas", 40, _narrow(sgd.REPLICAS, *RANGES["replicas"]), 10),
     # local SGD / communication
-    _num("D", "averaging time D", 0.5, _narrow(COMM_DELAY, 0.0, 1e3), 0.05),
+    _num("D", "averaging time D", 0.5, _narrow(COMM_DELAY, *RANGES["D"]), 0.05),
     Control("comm_source", "D from", "slider", options=("slider", "network model")),
     Control("topology", "topology", "ring-allreduce", options=("parameter-server", "ring-allreduce")),
-    _num("params_m", "model size (million parameters)", 25.0, Domain("params_m", 0.001, 1e5), 1.0),
-    _num("gbps", "bandwidth (Gbit/s)", 10.0, Domain("gbps", 0.01, 1e4), 1.0),
-    _num("latency_ms", "latency (ms)", 0.05, Domain("latency_ms", 0.0, 1e4), 0.01),
+    _num("params_m", "model size (million parameters)", 25.0, Domain("params_m", *RANGES["params_m"]), 1.0),
+    _num("gbps", "bandwidth (Gbit/s)", 10.0, Domain("gbps", *RANGES["gbps"]), 1.0),
+    _num("latency_ms", "latency (ms)", 0.05, Domain("latency_ms", *RANGES["latency_ms"]), 0.01),
     # timeline
-    _num("tl_iters", "updates shown", 6, Domain("tl_iters", 1, 30, integer=True), 1),
+    _num("tl_iters", "updates shown", 6, Domain("tl_iters", *RANGES["tl_iters"], integer=True), 1),
     Control("tl_scheme", "scheme", "k-sync", options=SCHEME_NAMES),
     # trade-offs
     Control("sweep", "sweep over", "K", options=("K", "m", "H")),
@@ -364,7 +364,7 @@ def apply_preset(name: str) -> None:
 PROBLEM_KEYS = ("eta", "L", "mu", "sigma2", "b", "f0", "dim")
 
 
-def problem() -> "sgd.Problem":
+def problem() -> sgd.Problem:
     """The SGD problem of the controls; μ ≤ L is kept by clamping μ, with a notice."""
     clamp("mu", CONTROLS["mu"].domain.low, value("L"))  # type: ignore[union-attr]
     return sgd.Problem(**{k: value(k) for k in PROBLEM_KEYS})

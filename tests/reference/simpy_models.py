@@ -29,8 +29,9 @@ Each model returns a :class:`ModelResult`:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import simpy
