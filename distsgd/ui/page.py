@@ -52,7 +52,7 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
         return sweeps.to_csv(rows() if callable(rows) else rows)
 
     st.download_button("Download the data (CSV)", csv, file_name=f"distsgd-{slug}.csv",
-                       mime="text/csv", key=f"csv-{slug}")
+                       mime="text/csv", key=f"csv-{slug}", on_click="ignore")
 
 
 def simulated(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

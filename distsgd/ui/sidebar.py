@@ -162,13 +162,13 @@ def _joint_bounds(key: str) -> tuple[float, float] | None:
     return None
 
 
+NO_PRESET = "—"  # the preset box's first entry: no preset
+
+
 def _preset_chosen() -> None:
-    """on_change of the preset box: apply the chosen preset (the first entry, "—", is none)."""
+    """on_change of the preset box: apply the chosen preset."""
     if st.session_state["preset"] != NO_PRESET:
         state.apply_preset(st.session_state["preset"])
-
-
-NO_PRESET = "—"
 
 
 def sidebar() -> Selection:
