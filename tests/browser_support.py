@@ -56,6 +56,7 @@ NAV_LINK = '[data-testid="stSidebarNav"] a'
 CHART = '[data-testid="stPlotlyChart"] .js-plotly-plot .main-svg'
 EXCEPTION = '[data-testid="stException"]'
 ALERT = '[data-testid="stAlert"]'
+DOWNLOAD = '[data-testid="stDownloadButton"] button'
 GUARD_MESSAGES = ("Something went wrong", "Cannot compute this view")  # page.guard() hides errors in these
 
 
@@ -355,6 +356,13 @@ def fast_network(cdp) -> None:
 def open_url(pg, url: str, charts: bool = False) -> None:
     pg.goto(url)
     settle(pg, since=0, what=f"open {url}", charts=charts)
+
+
+def download_csv(pg) -> str:
+    """Click the page's first "Download the data (CSV)" button: the text of the file it gives."""
+    with pg.expect_download(timeout=RENDER_S * 1000) as got:
+        pg.locator(DOWNLOAD).first.click()
+    return Path(got.value.path()).read_text(encoding="utf-8")
 
 
 def path_of(url: str) -> str:

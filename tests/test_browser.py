@@ -5,8 +5,9 @@
 What a person does, and what must hold (DESIGN.md §5: the sidebar is shared by every page and
 mirrored in the URL, so a link reproduces the view):
 
-1. Every page through its sidebar link: it renders, shows no exception or traceback, and a
-   full-page screenshot goes to ``test-artifacts/screenshots/<page>.png``.
+1. Every page through its sidebar link: it renders, shows no exception or traceback, its first
+   "Download the data (CSV)" button gives a CSV file, and a full-page screenshot goes to
+   ``test-artifacts/screenshots/<page>.png``.
 2. Every sidebar control moves, and all the others keep their values.  Starting from a link
    with non-default values, each slider, number input, selectbox, multiselect and radio of the
    shared sidebar is moved in turn (the delay family is set to each family in turn and each of
@@ -192,6 +193,15 @@ def every_page_renders_and_the_slider_reruns(server: str, browser, spec: Spec, e
                     pg.wait_for_selector(bs.CHART, state="attached")
                 except bs.PlaywrightError:
                     problems.add(f"[pages] {path}: no chart after {bs.RENDER_S} s", pg, f"pages-{name}")
+                # the chart's data arrives as a CSV file (made when the button is clicked)
+                try:
+                    lines = bs.download_csv(pg).splitlines()
+                    if len(lines) < 2 or "," not in lines[0]:
+                        problems.add(f"[pages] {path}: the CSV download is not a table: {lines[:2]!r}", pg,
+                                     f"pages-{name}")
+                except bs.PlaywrightError as exc:
+                    problems.add(f"[pages] {path}: clicking the CSV download gave no file "
+                                 f"({str(exc).splitlines()[0]})", pg, f"pages-{name}")
             bs.screenshot(pg, name)
             if not pg.locator("h1").first.inner_text().strip():
                 problems.add(f"[pages] {path}: empty title")
