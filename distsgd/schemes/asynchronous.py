@@ -62,9 +62,6 @@ class _Renewal(Scheme):
         K = self.grads_per_update
         return "K" if 128 * K >= 4 * limits.WARMUP_PUSHES_PER_WORKER * self.m and K > 1 else "m"
 
-    def cost_advice(self, parameter: str) -> str:
-        return "every update needs K pushes: use a smaller K" if parameter == "K" else "use fewer workers m"
-
     def timeline_jobs(self, iterations: int) -> int:
         return iterations * self.grads_per_update + self.m
 

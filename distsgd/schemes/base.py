@@ -130,7 +130,8 @@ class Scheme:
         return "m"
 
     def cost_advice(self, parameter: str) -> str:
-        return "use fewer workers m"
+        """What to change when :meth:`costly_parameter` names ``parameter``."""
+        return "every update needs K pushes: use a smaller K" if parameter == "K" else "use fewer workers m"
 
     # -- timeline ------------------------------------------------------------------------
     def timeline_jobs(self, iterations: int) -> int:

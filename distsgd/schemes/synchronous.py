@@ -113,9 +113,6 @@ class KBatchSync(WithK):
     def costly_parameter(self) -> str:
         return "K" if self.K >= self.m else "m"
 
-    def cost_advice(self, parameter: str) -> str:
-        return "every update needs K pushes: use a smaller K" if parameter == "K" else "use fewer workers m"
-
     def timeline_jobs(self, iterations: int) -> int:
         return iterations * (self.K + self.m)
 
