@@ -56,13 +56,6 @@ UPDATES = Domain("updates", 1, limits.MAX_TRACE_VALUES, integer=True, doc="updat
 #: a cost budget (cost units ≈ ns); the default is limits.TIME_BUDGET
 BUDGET = Domain("budget", 0.0, math.inf, low_open=True, doc="cost budget of one call (≈ ns)")
 
-#: floats in one working array; chunks are sized to this (16 MiB)
-_CHUNK = limits.CHUNK
-
-
-def _rng(seed: _random.Seed) -> np.random.Generator:
-    """A Generator from a seed (int, SeedSequence, Generator or None): :func:`distsgd.random.generator`."""
-    return _random.generator(seed)
 
 
 def _check_model(scheme: object, delay: object) -> None:
@@ -154,7 +147,7 @@ def simulate_updates(scheme: Scheme, delay: Delay, updates: int, replicas: int,
         raise ParameterError("replicas", f"{R} runs of {n} updates of {scheme.label} would take about "
                              f"{cost / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most "
                              f"{int(budget // (unit * n))} replicas fit")
-    rng = _rng(seed)
+    rng = _random.generator(seed)
     if scheme.renewal:
         return scheme.update_trace(delay, R, n, rng, True)
     per = _iid_times(scheme, delay, R * n, rng)
@@ -164,11 +157,11 @@ def simulate_updates(scheme: Scheme, delay: Delay, updates: int, replicas: int,
 
 def _iid_times(scheme: Scheme, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
     """n independent per-iteration runtimes of a fresh-gradient scheme, drawn in chunks."""
-    if n <= _CHUNK:
+    if n <= limits.CHUNK:
         return scheme.iteration_times(delay, n, rng)
     out = np.empty(n)
-    for s in range(0, n, _CHUNK):
-        out[s:s + _CHUNK] = scheme.iteration_times(delay, min(_CHUNK, n - s), rng)
+    for s in range(0, n, limits.CHUNK):
+        out[s:s + limits.CHUNK] = scheme.iteration_times(delay, min(limits.CHUNK, n - s), rng)
     return out
 
 
@@ -277,15 +270,15 @@ def simulate_runtime(scheme: Scheme, delay: Delay, iterations: int = 100_000,
     seed_out = _random.seed_int(seed) if not isinstance(seed, (np.random.SeedSequence, np.random.Generator)) \
         else None
     _check_cost(scheme, iterations, delay, budget)
-    rng = _rng(seed)
+    rng = _random.generator(seed)
     note = _heavy_note(scheme, delay)
     if scheme.renewal:
         return _simulate_renewal(scheme, delay, iterations, seed_out, rng, keep_times, note)
     kept: list[np.ndarray] = []
     total = total2 = 0.0
     shift = None
-    for s0 in range(0, iterations, _CHUNK):
-        x = _iid_times(scheme, delay, min(_CHUNK, iterations - s0), rng)
+    for s0 in range(0, iterations, limits.CHUNK):
+        x = _iid_times(scheme, delay, min(limits.CHUNK, iterations - s0), rng)
         if shift is None:
             shift = float(x[0])  # centre the sums for a stable variance
         d = x - shift

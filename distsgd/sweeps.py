@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import limits
 from .analytic import expected_runtime
 from .delays import Delay
 from .error import (
@@ -33,21 +34,12 @@ from .params import ParameterError
 from .random import keyed
 from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
 
-#: per-request caps on the simulated SGD for an interactive, shared host (library defaults are
-#: larger): updates summed over the schemes of one chart (~50 µs each), and array work
-UI_MAX_UPDATES = 8_000
-UI_MAX_WORK = 6e7
-UI_MAX_TIMING_COST = 5e8  # ≈ 0.5 s of simulating the schemes' timing, per chart
-#: work budget of one analytic lattice computation in a sweep (≈ 0.05 s; beyond it a bound)
-SWEEP_ANALYTIC_WORK = 3e7
-
 __all__ = ["build", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
            "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
 DEFAULT_BUDGET = 6e7
 MIN_ITERATIONS = 300
-MAX_ITERATIONS_UI = 200_000
 
 
 def build(name: str, m: int, K: int | None = None, H: int | None = None, comm_delay: float = 0.0) -> Scheme:
@@ -76,13 +68,14 @@ def m_grid(m_max: int, n: int = 12) -> list[int]:
 
 
 def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAULT_BUDGET,
-                 seed: int = 0, simulate: bool = True,
-                 analytic_work: float | None = SWEEP_ANALYTIC_WORK) -> list[dict[str, Any]]:
+                 seed: int = 0, simulate: bool = True, *, analytic_work: float = limits.ANALYTIC_WORK,
+                 max_iterations: int = limits.MAX_ITERATIONS) -> list[dict[str, Any]]:
     """Analytic and Monte Carlo E[T] per iteration for each scheme.
 
-    ``budget`` bounds the Monte Carlo work of the whole call and ``analytic_work`` each
-    lattice computation; a point whose simulation alone (its warm-up) exceeds its share of
-    the budget is reported without a Monte Carlo value (``mc_skipped``).
+    ``budget`` bounds the Monte Carlo work of the whole call, ``max_iterations`` each point's
+    run and ``analytic_work`` each lattice computation (beyond it a bound); a point whose
+    simulation alone (its warm-up) exceeds its share of the budget is reported without a Monte
+    Carlo value (``mc_skipped``).
     """
     schemes = list(schemes)
     # the cheapest points are simulated first; a point whose shortest run (its warm-up and
@@ -101,7 +94,7 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAUL
                                "kind": est.kind, "method": est.method,
                                "analytic_std": est.std, "analytic_error": est.error}
         if i in chosen:
-            it = min(MAX_ITERATIONS_UI, MIN_ITERATIONS + int(spare / iteration_cost(s, delay)))
+            it = min(max_iterations, MIN_ITERATIONS + int(spare / iteration_cost(s, delay)))
             # the point's own stream: the same point gets the same numbers in every chart
             mc = simulate_runtime(s, delay, it, seed=keyed(seed, "runtime", s.label), keep_times=False)
             row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1],
@@ -114,8 +107,10 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAUL
 
 
 def runtime_vs_K(names: Sequence[str], m: int, delay: Delay, Ks: Sequence[int], H: int = 1,
-                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0) -> list[dict[str, Any]]:
-    """E[T] against K for each scheme; schemes without K give one point per K (a flat line)."""
+                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0,
+                 **caps: Any) -> list[dict[str, Any]]:
+    """E[T] against K for each scheme; schemes without K give one point per K (a flat line).
+    ``caps``: :func:`runtime_rows`' ``analytic_work`` and ``max_iterations``."""
     schemes = []
     for name in names:
         takes = scheme_parameters(name)
@@ -123,7 +118,7 @@ def runtime_vs_K(names: Sequence[str], m: int, delay: Delay, Ks: Sequence[int], 
             if "K" in takes and scheme_class(name).k_le_m and K > m:
                 continue
             schemes.append(build(name, m, K, H, comm_delay))
-    rows = runtime_rows(_unique(schemes), delay, budget, seed)
+    rows = runtime_rows(_unique(schemes), delay, budget, seed, **caps)
     by = {(r["scheme"], r.get("K")): r for r in rows}
     out = []
     for name in names:
@@ -135,10 +130,11 @@ def runtime_vs_K(names: Sequence[str], m: int, delay: Delay, Ks: Sequence[int], 
 
 
 def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Delay, K: int, H: int = 1,
-                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0) -> list[dict[str, Any]]:
-    """E[T] against m (K clamped to m for the k-of-m schemes)."""
+                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0,
+                 **caps: Any) -> list[dict[str, Any]]:
+    """E[T] against m (K clamped to m for the k-of-m schemes); ``caps`` as :func:`runtime_vs_K`."""
     schemes = [build(name, m, K, H, comm_delay) for name in names for m in ms]
-    rows = runtime_rows(schemes, delay, budget, seed)
+    rows = runtime_rows(schemes, delay, budget, seed, **caps)
     mean_x = delay.mean
     for r in rows:
         # samples processed per unit time relative to one worker: K_used · E[X] / E[T], from
@@ -154,8 +150,9 @@ def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Delay, K: int, 
 
 
 def runtime_vs_H(m: int, Hs: Sequence[int], delay: Delay, comm_delay: float,
-                 budget: float = DEFAULT_BUDGET, seed: int = 0) -> list[dict[str, Any]]:
-    return runtime_rows([build("local-sgd", m, None, H, comm_delay) for H in Hs], delay, budget, seed)
+                 budget: float = DEFAULT_BUDGET, seed: int = 0, **caps: Any) -> list[dict[str, Any]]:
+    """E[T] of local SGD against H; ``caps`` as :func:`runtime_vs_K`."""
+    return runtime_rows([build("local-sgd", m, None, H, comm_delay) for H in Hs], delay, budget, seed, **caps)
 
 
 def async_speedup(m: int, delay: Delay) -> dict[str, Any]:
@@ -168,11 +165,13 @@ def async_speedup(m: int, delay: Delay) -> dict[str, Any]:
 
 def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: float, points: int,
                replicas: int, seed: int = 0, gamma: float | None = None, p0: float | None = None,
-               lr: LearningRate | None = None, max_updates: int = UI_MAX_UPDATES,
-               max_work: float = UI_MAX_WORK) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               lr: LearningRate | None = None, *, max_updates: int = limits.MAX_UPDATES,
+               max_work: float = limits.MAX_SGD_WORK, max_timing_cost: float = limits.TIME_BUDGET,
+               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Long-format rows (scheme, time, bound, exact, simulated mean and band) and a summary per
     scheme (bound kind and note, measured staleness, γ and p0 used; or ``skipped`` with the
-    reason when that scheme's run exceeds the caps)."""
+    reason when that scheme's run exceeds the caps).  The caps are for the whole chart, shared
+    equally by the schemes (updates: at least 200 each)."""
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
@@ -180,7 +179,7 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
         try:
             sim = simulate_error(s, delay, problem, time, points, replicas, keyed(seed, "sgd", s.label), lr,
                                  max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
-                                 max_timing_cost=UI_MAX_TIMING_COST / max(len(schemes), 1))
+                                 max_timing_cost=max_timing_cost / max(len(schemes), 1))
         except ParameterError as exc:  # this scheme only: the others are still drawn
             summary.append({"scheme": s.label, "skipped": str(exc)})
             continue
@@ -206,8 +205,10 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
 def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: float,
                 time: float | None = None, points: int = 201, replicas: int = 0, seed: int = 0,
                 gamma: float = 0.5, p0: float | None = None, x_name: str = "K",
-                max_updates: int = UI_MAX_UPDATES, max_work: float = UI_MAX_WORK) -> list[dict[str, Any]]:
-    """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation."""
+                *, max_updates: int = limits.MAX_UPDATES, max_work: float = limits.MAX_SGD_WORK,
+                max_timing_cost: float = limits.TIME_BUDGET) -> list[dict[str, Any]]:
+    """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation
+    (caps as :func:`error_rows`)."""
     out = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for s in schemes:
@@ -216,7 +217,7 @@ def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: 
             try:
                 sim = simulate_error(s, delay, problem, time, points, replicas, keyed(seed, "sgd", s.label),
                                      max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
-                                     max_timing_cost=UI_MAX_TIMING_COST / max(len(schemes), 1))
+                                     max_timing_cost=max_timing_cost / max(len(schemes), 1))
             except ParameterError as exc:  # too long a run for this request: the bound alone is shown
                 sim, skipped = None, str(exc)
         p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)

@@ -244,12 +244,14 @@ class TruncatedNormal(Delay):
         Domain("std", _T_MIN, _T_MAX, symbol="σ", doc="std of the untruncated normal"),
     )
     FIELDS: ClassVar[dict[str, str]] = {"mean": "mean_", "std": "std_"}
+    #: mean/std ≥ this, so that P(N(μ, σ²) ≥ 0) does not underflow (below it the conditioned law
+    #: is numerically meaningless)
+    MIN_MEAN_STDS: ClassVar[float] = -30.0
 
     def _check_joint(self) -> None:
-        # P(N(μ, σ²) ≥ 0) must not underflow, or the conditioned law is numerically meaningless.
-        if self.mean_ / self.std_ < -30:
-            raise ParameterError("mean", f"mean/std must be ≥ -30 so that P(N ≥ 0) is representable "
-                                         f"(got {_fmt(self.mean_ / self.std_)})")
+        if self.mean_ / self.std_ < self.MIN_MEAN_STDS:
+            raise ParameterError("mean", f"mean/std must be ≥ {_fmt(self.MIN_MEAN_STDS)} so that P(N ≥ 0) is "
+                                         f"representable (got {_fmt(self.mean_ / self.std_)})")
 
     def _scipy(self) -> Any:
         return stats.truncnorm(a=-self.mean_ / self.std_, b=np.inf, loc=self.mean_, scale=self.std_)

@@ -22,8 +22,6 @@ from ..params import ceil_div
 
 __all__ = ["kbatch_sync_times", "local_sgd_times", "ORDER_STATISTIC_COST", "kbatch_sync_cost", "local_sgd_cost"]
 
-#: floats in one working array (limits.CHUNK)
-CHUNK = limits.CHUNK
 #: one exact order-statistic draw F⁻¹(Beta(k, n−k+1)) (cost units ≈ ns)
 ORDER_STATISTIC_COST = 200.0
 
@@ -42,7 +40,7 @@ def _kbatch_sync_depth(delay: Delay, m: int, K: int, rng: np.random.Generator) -
     """Completions per worker to draw so that path extension is rarely needed: the most any
     worker completed before the K-th point in a small pilot, plus a margin."""
     c = 2 * (ceil_div(K, m) + 2)
-    pilot = max(1, min(64, CHUNK // (m * c)))
+    pilot = max(1, min(64, limits.CHUNK // (m * c)))
     S = np.cumsum(delay.sample(rng, (pilot, m, c)), axis=2)
     T = np.partition(S.reshape(pilot, -1), K - 1, axis=1)[:, K - 1]
     done = (S <= T[:, None, None]).sum(axis=2).max()
@@ -77,7 +75,7 @@ def kbatch_sync_times(delay: Delay, m: int, K: int, n: int, rng: np.random.Gener
     """K-th point of m superposed renewal processes started at 0, for n independent iterations."""
     out = np.empty(n)
     c = _kbatch_sync_depth(delay, m, K, rng)
-    rows = max(1, CHUNK // (m * c))
+    rows = max(1, limits.CHUNK // (m * c))
     for s in range(0, n, rows):
         b = min(rows, n - s)
         S = np.cumsum(delay.sample(rng, (b, m, c)), axis=2)
@@ -99,16 +97,16 @@ def local_sgd_times(delay: Delay, m: int, H: int, D: float, n: int,
         # is an exact order statistic of it
         dist, offset = law
         slowest = offset + dist.isf(rng.beta(1, m, n))
-    elif m * H <= CHUNK:
+    elif m * H <= limits.CHUNK:
         slowest = np.empty(n)
-        rows = max(1, CHUNK // (m * H))
+        rows = max(1, limits.CHUNK // (m * H))
         for s in range(0, n, rows):
             b = min(rows, n - s)
             slowest[s:s + b] = delay.sample(rng, (b, m, H)).sum(axis=2).max(axis=1)
     else:
         # one round is more than a chunk: take the maximum over blocks of workers
         slowest = np.full(n, -np.inf)
-        block = max(1, CHUNK // H)
+        block = max(1, limits.CHUNK // H)
         for i in range(n):
             for w0 in range(0, m, block):
                 b = min(block, m - w0)

@@ -29,8 +29,6 @@ __all__ = [
     "merged_stream", "merged_trace", "merged_batch_means", "merged_cost", "push_staleness",
 ]
 
-#: floats in one working array (limits.CHUNK)
-CHUNK = limits.CHUNK
 
 #: k-async, stepped update by update with R replicas in lockstep: the Python and numpy-call
 #: overhead of one step (ns), and per replica: per step, per worker, per pusher
@@ -93,7 +91,7 @@ def kasync_blocks(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator
     base = (np.arange(R) * m)[:, None]
     fin2 = finish.reshape(R, m)
     everyone = np.broadcast_to(np.arange(m), (R, m))
-    block = int(max(16, min(4096, CHUNK // (R * (K + 2)))))
+    block = int(max(16, min(4096, limits.CHUNK // (R * (K + 2)))))
     j = 0
     while j < total:
         b = min(block, total - j)
@@ -142,11 +140,9 @@ def kasync_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Ge
     return trace
 
 
-# one numerical algorithm whose steps share its state (pilot, levels, bracket): C901 accepted,
-# see docs/DESIGN.md "what is still to change"
-def merged_stream(delay: Delay, m: int, K: int, pushes: int, rng: np.random.Generator,  # noqa: C901
-                         window: int = limits.RENEWAL_WINDOW,
-                         ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
+def merged_stream(delay: Delay, m: int, K: int, pushes: int, rng: np.random.Generator,
+                  window: int = limits.RENEWAL_WINDOW,
+                  ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
     """One run of k-batch-async (async: K = 1): its first ``pushes`` pushes in time order, in
     blocks ``(g0, t, w, prev)``: push g0 + i happens at t[i], by worker w[i], whose previous
     push was push prev[i] (−1 for its first).
@@ -167,90 +163,122 @@ def merged_stream(delay: Delay, m: int, K: int, pushes: int, rng: np.random.Gene
     non-stable sort had merged tied pushes the other way round: negative staleness
     (Weibull k = 0.2).
     """
-    last = np.zeros(m)                           # each worker's last drawn completion
+    paths = _Paths(delay, m, rng)
     last_push = np.full(m, -1, dtype=np.int64)   # each worker's last emitted push
-    wdtype = np.int16 if m < 2**15 else np.int32  # small ints: numpy sorts them by radix
-    carry_t = np.empty(0)
-    carry_w = np.empty(0, dtype=wdtype)
-    ids = np.arange(m, dtype=wdtype)
+    carry_t, carry_w = np.empty(0), np.empty(0, dtype=paths.ids.dtype)
     g0 = 0
     done_to = 0.0          # every push up to this time has been emitted
     rate = -1.0            # pushes per unit time, learned from the windows so far
     while g0 < pushes:
         want = min(window, pushes - g0)
-        parts_t, parts_w = [carry_t], [carry_w]
-        size = carry_t.size
         k = max(2, ceil_div(want, m))
-        if rate < 0:
-            # first window: everyone draws k; the goal is the earliest path end
-            new = np.cumsum(delay.sample(rng, (m, k)), axis=1)
-            last = new[:, -1].copy()
-            parts_t.append(new.ravel())
-            parts_w.append(np.repeat(ids, k))
-            size += m * k
-            goal = float(last.min())
+        # (the drawn parts live only inside _split_at: memory stays O(window + m))
+        if rate < 0:  # first window: everyone draws k; the goal is the earliest path end
+            goal, t, w, carry_t, carry_w = _split_at(carry_t, carry_w, *paths.draw_all(k))
         else:
-            goal = done_to + want / rate
-            while True:
-                need = np.flatnonzero(last < goal)
-                if need.size == 0:
-                    break
-                if size > 4 * (window + m):
-                    goal = float(last.min())  # enough drawn: emit what is known
-                    continue
-                kk = max(2, min(k, ceil_div(window + m, need.size)))
-                before = last[need]
-                new = before[:, None] + np.cumsum(delay.sample(rng, (need.size, kk)), axis=1)
-                last[need] = new[:, -1]
-                parts_t.append(new.ravel())
-                parts_w.append(np.repeat(ids[need], kk))
-                size += new.size
-                stuck = last[need] == before
-                if stuck.any():
-                    goal = min(goal, float(last[need][stuck].min()))
-                k *= 2
-        all_t = np.concatenate(parts_t)
-        all_w = np.concatenate(parts_w)
-        known = all_t <= goal
-        t, w = all_t[known], all_w[known]
-        carry_t, carry_w = all_t[~known], all_w[~known]
-        order = np.argsort(t)  # ties between pushes may fall either way: see by_w below
-        t, w = t[order], w[order]
-        emitted = t.size
-        elapsed = goal - done_to
-        if elapsed > 0:
-            rate = emitted / elapsed if emitted else (rate / 4 if rate > 0 else 1.0 / elapsed)
-        elif rate < 0:
-            rate = math.inf  # nothing learned yet (all at time 0): the next goal is the path ends
-        if not math.isfinite(rate) or rate <= 0:
-            rate = m / max(goal, 1e-300) if goal > 0 else 1e300
+            goal, t, w, carry_t, carry_w = _split_at(
+                carry_t, carry_w, *paths.draw_until(done_to + want / rate, k, window, carry_t.size))
+        rate = _learn_rate(rate, t.size, goal, done_to, m)
         done_to = goal
         if t.size > pushes - g0:
             t, w = t[:pushes - g0], w[:pushes - g0]
-        E = t.size
-        if E == 0:
+        if t.size == 0:
             continue
-        g = np.arange(g0, g0 + E, dtype=np.int64)
-        # each worker's pushes in the order they have in the merged stream: a *stable* sort by
-        # worker (radix for int16; unique keys otherwise), so prev is the worker's previous push
-        # in the stream even where its times tie
-        if w.dtype == np.int16:
-            by_w = np.argsort(w, kind="stable")
-        else:
-            by_w = np.argsort(w.astype(np.int64) * E + np.arange(E))
-        ws, gs = w[by_w], g[by_w]
-        first = np.ones(E, dtype=bool)
-        first[1:] = ws[1:] != ws[:-1]
-        prev_s = np.empty(E, dtype=np.int64)
-        prev_s[1:] = gs[:-1]
-        prev_s[first] = last_push[ws[first]]
-        prev = np.empty(E, dtype=np.int64)
-        prev[by_w] = prev_s
-        final = np.ones(E, dtype=bool)
-        final[:-1] = first[1:]
-        last_push[ws[final]] = gs[final]
-        yield g0, t, w, prev
-        g0 += E
+        yield g0, t, w, _previous_push(g0, w, last_push)
+        g0 += t.size
+
+
+class _Paths:
+    """Each worker's completion times so far (cumulative sums of its own i.i.d. delays)."""
+
+    def __init__(self, delay: Delay, m: int, rng: np.random.Generator) -> None:
+        self.delay, self.m, self.rng = delay, m, rng
+        self.last = np.zeros(m)  # each worker's last drawn completion
+        # small ints: numpy sorts them by radix
+        self.ids = np.arange(m, dtype=np.int16 if m < 2**15 else np.int32)
+
+    def draw_all(self, k: int) -> tuple[float, list[np.ndarray], list[np.ndarray]]:
+        """k completions for every worker; the goal is the earliest path end."""
+        new = np.cumsum(self.delay.sample(self.rng, (self.m, k)), axis=1)
+        self.last = new[:, -1].copy()
+        return float(self.last.min()), [new.ravel()], [np.repeat(self.ids, k)]
+
+    def draw_until(self, goal: float, k: int, window: int, carried: int,
+                   ) -> tuple[float, list[np.ndarray], list[np.ndarray]]:
+        """Draw (doubling) for every worker whose path ends before the goal, until none does.
+
+        A worker whose time no longer moves (draws lost in rounding) lowers the goal to its
+        time; more than 4·(window + m) completions in hand lowers it to the earliest path end."""
+        last, ids = self.last, self.ids
+        parts_t: list[np.ndarray] = []
+        parts_w: list[np.ndarray] = []
+        size = carried
+        while True:
+            need = np.flatnonzero(last < goal)
+            if need.size == 0:
+                return goal, parts_t, parts_w
+            if size > 4 * (window + self.m):
+                goal = float(last.min())  # enough drawn: emit what is known
+                continue
+            kk = max(2, min(k, ceil_div(window + self.m, need.size)))
+            before = last[need]
+            new = before[:, None] + np.cumsum(self.delay.sample(self.rng, (need.size, kk)), axis=1)
+            last[need] = new[:, -1]
+            parts_t.append(new.ravel())
+            parts_w.append(np.repeat(ids[need], kk))
+            size += new.size
+            stuck = last[need] == before
+            if stuck.any():
+                goal = min(goal, float(last[need][stuck].min()))
+            k *= 2
+
+
+def _split_at(carry_t: np.ndarray, carry_w: np.ndarray, goal: float, parts_t: list[np.ndarray],
+              parts_w: list[np.ndarray]) -> tuple[float, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The completions up to the goal in time order (times, workers) and the rest to carry over."""
+    all_t = np.concatenate([carry_t, *parts_t])
+    all_w = np.concatenate([carry_w, *parts_w])
+    known = all_t <= goal
+    t, w = all_t[known], all_w[known]
+    order = np.argsort(t)  # ties between pushes may fall either way: see _previous_push
+    return goal, t[order], w[order], all_t[~known], all_w[~known]
+
+
+def _learn_rate(rate: float, emitted: int, goal: float, done_to: float, m: int) -> float:
+    """Pushes per unit time, from the window [done_to, goal] that emitted ``emitted`` pushes."""
+    elapsed = goal - done_to
+    if elapsed > 0:
+        rate = emitted / elapsed if emitted else (rate / 4 if rate > 0 else 1.0 / elapsed)
+    elif rate < 0:
+        rate = math.inf  # nothing learned yet (all at time 0): the next goal is the path ends
+    if not math.isfinite(rate) or rate <= 0:
+        rate = m / max(goal, 1e-300) if goal > 0 else 1e300
+    return rate
+
+
+def _previous_push(g0: int, w: np.ndarray, last_push: np.ndarray) -> np.ndarray:
+    """For pushes g0, g0 + 1, … by workers w (in time order), each one's worker's previous push
+    (−1 for its first); ``last_push`` is updated.  Each worker's pushes keep the order they have
+    in the merged stream: a *stable* sort by worker (radix for int16; unique keys otherwise), so
+    prev is the worker's previous push in the stream even where its times tie."""
+    E = w.size
+    g = np.arange(g0, g0 + E, dtype=np.int64)
+    if w.dtype == np.int16:
+        by_w = np.argsort(w, kind="stable")
+    else:
+        by_w = np.argsort(w.astype(np.int64) * E + np.arange(E))
+    ws, gs = w[by_w], g[by_w]
+    first = np.ones(E, dtype=bool)
+    first[1:] = ws[1:] != ws[:-1]
+    prev_s = np.empty(E, dtype=np.int64)
+    prev_s[1:] = gs[:-1]
+    prev_s[first] = last_push[ws[first]]
+    prev = np.empty(E, dtype=np.int64)
+    prev[by_w] = prev_s
+    final = np.ones(E, dtype=bool)
+    final[:-1] = first[1:]
+    last_push[ws[final]] = gs[final]
+    return prev
 
 
 def push_staleness(g: np.ndarray, prev: np.ndarray, K: int) -> np.ndarray:

@@ -32,7 +32,7 @@ from .quadrature import GL_CELL
 __all__ = [
     "MAX_ELEMENTS", "OverBudget", "Budget", "NO_BUDGET", "lattice_masses", "conv_power", "sum_power",
     "renewal_head", "grid_unit", "npts", "coarse_step", "on_lattice", "Extrapolated", "extrapolate",
-    "within_bracket", "richardson", "spread",
+    "within_bracket", "richardson", "spread", "Pilot", "search_window",
 ]
 
 #: cap on the elements of any one float64 work array (limits.ANALYTIC_MAX_ELEMENTS)
@@ -325,6 +325,41 @@ def spread(delay: Delay, lower: float) -> float:
     if not s > 0:
         s = max(abs(lower), 1.0)
     return s
+
+
+@dataclass
+class Pilot:
+    """Where a lattice algorithm's window ends, from :func:`search_window`."""
+
+    end: float  # where the probe fell below the floor (plus two steps), else the last end tried
+    step: float  # the lattice step of the last probe
+    light: bool  # the probe fell below the floor inside the window (False: a heavy tail, or the cap)
+    failed: bool  # a probe exceeded the work budget
+
+
+def search_window(probe: Callable[[float, float], tuple[np.ndarray, int] | None], start: float, end: float,
+                  cap: float, step_for: Callable[[float], float], floor: float, tries: int) -> Pilot:
+    """The pilot of the lattice algorithms: find where a survival function falls to round-off.
+
+    ``probe(h, end)`` gives a conservative (rounded-up) survival function on the lattice h·ℤ over
+    [start, end] and the lattice index of its first value (or None over the budget).  Where it
+    falls below ``floor`` the window ends two steps later; otherwise the window [start, end]
+    doubles, up to ``cap``, at most ``tries`` times.  The step of each probe is ``step_for(end)``.
+    """
+    h = math.nan
+    for _ in range(tries):
+        h = step_for(end)
+        r = probe(h, end)
+        if r is None:
+            return Pilot(end, h, light=False, failed=True)
+        p, first = r
+        small = np.nonzero(p < floor)[0]
+        if small.size:
+            return Pilot((first + int(small[0]) + 2) * h, h, light=True, failed=False)
+        if end >= cap:
+            break
+        end = min(cap, start + 2 * (end - start))
+    return Pilot(end, h, light=False, failed=False)
 
 
 def within_bracket(value: float, lo: float, hi: float, slack: float) -> bool:

@@ -29,6 +29,7 @@ from .lattice import (
     npts,
     on_lattice,
     richardson,
+    search_window,
     spread,
     sum_power,
     within_bracket,
@@ -87,64 +88,77 @@ def max_of_sums_mean(delay: Delay, m: int, H: int, n_coarse: int = 512, max_leve
         return unavailable("max of m sums of H delays: the lattice step underflows next to the lower end of X")
 
 
-# one numerical algorithm whose steps share its state (pilot, levels, bracket): C901 accepted,
-# see docs/DESIGN.md "what is still to change"
-def _lattice(delay: Delay, m: int, H: int, n_coarse: int, max_levels: int, work: float, L: float) -> Estimate:  # noqa: C901
-    method = "max of m sums of H delays: FFT convolution power on lattices, Richardson"
+def _window(delay: Delay, m: int, H: int, L: float, sY: float) -> tuple[float, float]:
+    """The pilot's first window end and its cap: the union bound, 256 times the location of the
+    maximum, and at most 8192·IQR beyond the mean (grid size); heavier tails go to the asymptote."""
     muY = delay.mean - L
-    budget = Budget(work)
+    W_B = H * (float(delay.isf(1e-18 / (m * H))) - L)
+    loc = H * muY + float(delay.isf(1.0 / (m * H))) - L  # where the maximum sits, roughly
+    sd = math.sqrt(delay.var) if math.isfinite(delay.var) else sY
+    guess = H * muY + 10.0 * math.sqrt(H) * sd * math.sqrt(1.0 + math.log(m)) + 8.0 * sY
+    cap = min(W_B, 256.0 * loc, H * muY + 8192.0 * sY)
+    cap = max(cap, min(guess, W_B)) if math.isfinite(cap) else guess
+    return min(guess, cap), cap
+
+
+class _Sums:
+    """The lattice model of max_i S_i: P(max > x_i) on [0, n·h) from the H-fold convolution power
+    of Y = X − L on h·ℤ (rounded down, up or moment-matched), and the asymptote beyond."""
+
+    def __init__(self, delay: Delay, m: int, H: int, L: float, budget: Budget) -> None:
+        self.delay, self.m, self.H, self.L, self.budget = delay, m, H, L, budget
+        self.off = (H - 1) * (delay.mean - L)
+
+    def __call__(self, h: float, mode: str, n: int) -> np.ndarray | None:
+        if 2 * n > MAX_ELEMENTS:
+            return None
+        try:
+            pH = sum_power(lattice_masses(self.delay, self.L, h, n, mode, self.budget), self.H, self.budget)
+        except OverBudget:
+            return None
+        F = np.clip(np.cumsum(pH), 0.0, 1.0)
+        return -np.expm1(self.m * np.log(F))  # P(max > x_i); 1 where F = 0
+
+    def unit(self, W: float, points: int) -> float | None:
+        """The lattice unit a trace imposes (none for a continuous law)."""
+        return grid_unit(self.delay, self.L, W, points) if self.delay.atoms is not None else grid_unit(self.delay, 0.0)
+
+    def asym(self, x: np.ndarray) -> np.ndarray:
+        """P(ΣY > x) ≈ H·P(Y > x − (H−1)E[Y]) (subexponential asymptote)."""
+        return self.H * np.asarray(self.delay.sf(self.L + np.maximum(np.asarray(x, float) - self.off, 0.0)), float)
+
+    def tail_from(self, x0: float) -> float:
+        return _tail_integral(self.asym, lambda q: np.asarray(self.delay.isf(q / self.H), float) - self.L + self.off,
+                              x0, self.m)
+
+    def mismatch(self, p: np.ndarray, h: float) -> float:
+        """The largest relative mismatch of the lattice and the asymptote on [0.9W, W]."""
+        n = p.size
+        idx = np.unique(np.round(np.linspace(0.9 * (n - 1), n - 1, 5)).astype(int))
+        pa = -np.expm1(self.m * np.log1p(-np.minimum(self.asym(idx * h), 1 - 1e-16)))
+        with np.errstate(all="ignore"):
+            mis = np.where(pa > 0, np.abs(p[idx] / pa - 1.0), 1.0)
+        return float(np.max(np.minimum(mis, 1.0)))
+
+
+def _lattice(delay: Delay, m: int, H: int, n_coarse: int, max_levels: int, work: float, L: float) -> Estimate:
+    method = "max of m sums of H delays: FFT convolution power on lattices, Richardson"
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sY = spread(delay, L)
-        W_B = H * (float(delay.isf(1e-18 / (m * H))) - L)
-        loc = H * muY + float(delay.isf(1.0 / (m * H))) - L  # where the maximum sits, roughly
-        sd = math.sqrt(delay.var) if math.isfinite(delay.var) else sY
-        guess = H * muY + 10.0 * math.sqrt(H) * sd * math.sqrt(1.0 + math.log(m)) + 8.0 * sY
-        # window cap: the union bound, 256 times the location of the maximum, and at most
-        # 8192·IQR beyond the mean (grid size); heavier tails go to the asymptote beyond it
-        cap = min(W_B, 256.0 * loc, H * muY + 8192.0 * sY)
-        cap = max(cap, min(guess, W_B)) if math.isfinite(cap) else guess
-        W = min(guess, cap)
-        trace_unit = delay.atoms is not None
+        W0, cap = _window(delay, m, H, L, sY)
+        run = _Sums(delay, m, H, L, Budget(work))
 
-        def run(h: float, mode: str, n: int) -> np.ndarray | None:
-            if 2 * n > MAX_ELEMENTS:
-                return None
-            try:
-                pH = sum_power(lattice_masses(delay, L, h, n, mode, budget), H, budget)
-            except OverBudget:
-                return None
-            F = np.clip(np.cumsum(pH), 0.0, 1.0)
-            return -np.expm1(m * np.log(F))  # P(max > x_i); 1 where F = 0
+        def probe(h: float, end: float) -> tuple[np.ndarray, int] | None:
+            p = run(h, "up", npts(end, h))
+            return None if p is None else (p, 0)
 
-        # -- pilot: the window where P(max > x) ≥ 1e-13 (rounded up, so conservative)
-        floor = 1e-13 + m * 2e-13  # FFT and summation round-off of 1 − F (≈1e-14), times m
-        for _ in range(10):
-            unit = grid_unit(delay, L, W, 4096) if trace_unit else grid_unit(delay, 0.0)
-            h = coarse_step(min(W / 512, sY / 4), unit)
-            p = run(h, "up", npts(W, h))
-            if p is None:
-                break
-            small = np.nonzero(p < floor)[0]
-            if small.size:
-                W = (small[0] + 2) * h
-                break
-            if W >= cap:
-                break
-            W = min(cap, 2 * W)
-
-        unit = grid_unit(delay, L, W, 4 * n_coarse) if trace_unit else grid_unit(delay, 0.0)
-        h_c = coarse_step(min(W / n_coarse, sY / 8), unit)
+        # -- pilot: the window where P(max > x) ≥ the FFT and summation round-off of 1 − F
+        #    (≈1e-14) times m (rounded up, so conservative)
+        W = search_window(probe, 0.0, W0, cap, lambda end: coarse_step(min(end / 512, sY / 4), run.unit(end, 4096)),
+                          1e-13 + m * 2e-13, 10).end
+        h_c = coarse_step(min(W / n_coarse, sY / 8), run.unit(W, 4 * n_coarse))
         exact_lattice = on_lattice(delay, L, h_c)
-
-        def asym(x: np.ndarray, off: float) -> np.ndarray:
-            return H * np.asarray(delay.sf(L + np.maximum(np.asarray(x, float) - off, 0.0)), float)
-
-        def tail_from(x0: float) -> float:
-            off = (H - 1) * muY
-            return _tail_integral(lambda x: asym(x, off),
-                                  lambda q: np.asarray(delay.isf(q / H), float) - L + off, x0, m)
-
         ends: list[tuple[float, float]] = []  # (x_end, relative mismatch lattice/asymptote)
 
         def value_at(level: int) -> float | None:
@@ -153,38 +167,39 @@ def _lattice(delay: Delay, m: int, H: int, n_coarse: int, max_levels: int, work:
             p = run(hh, "mm", n)
             if p is None:
                 return None
-            x_end = n * hh
-            idx = np.unique(np.round(np.linspace(0.9 * (n - 1), n - 1, 5)).astype(int))
-            pa = -np.expm1(m * np.log1p(-np.minimum(asym(idx * hh, (H - 1) * muY), 1 - 1e-16)))
-            with np.errstate(all="ignore"):
-                mis = np.where(pa > 0, np.abs(p[idx] / pa - 1.0), 1.0)
-            ends.append((x_end, float(np.max(np.minimum(mis, 1.0)))))
-            return hh * float(np.sum(p)) + tail_from(x_end)
+            ends.append((n * hh, run.mismatch(p, hh)))
+            return hh * float(np.sum(p)) + run.tail_from(n * hh)
 
         res = richardson(value_at, max_levels, exact_lattice, smooth=delay.atoms is None)
         if res is None:
             return unavailable(f"local SGD with m = {m}, H = {H}: the convolution exceeds the work budget")
-        value, err = res.value, res.error
-        method_t = method
         x_end, mismatch = ends[-1]
-        ta = tail_from(x_end)
+        ta = run.tail_from(x_end)
         if not math.isfinite(ta):
-            return Estimate(H * L + value, "approximation", method + "; the tail is too heavy to integrate",
+            return Estimate(H * L + res.value, "approximation", method + "; the tail is too heavy to integrate",
                             error=math.inf)
-        err += mismatch * abs(ta)
+        value, err = res.value, res.error + mismatch * abs(ta)
         if abs(ta) > 1e-12 * abs(value):
-            method_t += (f"; beyond x = {x_end + H * L:.4g} the subexponential asymptote "
-                         "P(S > x) ≈ H·P(X > x − (H−1)E[X]) is used")
+            method += (f"; beyond x = {x_end + H * L:.4g} the subexponential asymptote "
+                       "P(S > x) ≈ H·P(X > x − (H−1)E[X]) is used")
         if exact_lattice:
-            method_t += "; the trace lies on the lattice"
+            method += "; the trace lies on the lattice"
         else:
-            n = npts(W, h_c)
-            down, up = (run(h_c, mode, n) for mode in ("down", "up"))
-            if down is not None and up is not None:
-                t_end = tail_from(n * h_c)
-                lo, hi = (h_c * float(np.sum(b)) + t_end for b in (down, up))
-                if not within_bracket(value, lo, hi, 1e-12 * abs(value) + 2 * mismatch * abs(t_end)):
-                    value, err = (lo + hi) / 2, (hi - lo) / 2 + mismatch * abs(ta)
-                    method_t += "; extrapolation failed, midpoint of the lattice bracket"
+            value, err, method = _bracketed(run, h_c, npts(W, h_c), value, err, method, mismatch, ta)
         total = H * L + value
-        return Estimate(total, numeric_kind(total, err), method_t, error=err)
+        return Estimate(total, numeric_kind(total, err), method, error=err)
+
+
+def _bracketed(run: _Sums, h_c: float, n: int, value: float, err: float, method: str, mismatch: float,
+               ta: float) -> tuple[float, float, str]:
+    """The value checked against the rigorous bracket of the rounded-down and rounded-up lattices
+    at the coarse step; their midpoint when the extrapolation falls outside."""
+    down, up = (run(h_c, mode, n) for mode in ("down", "up"))
+    if down is None or up is None:
+        return value, err, method
+    t_end = run.tail_from(n * h_c)
+    lo, hi = (h_c * float(np.sum(b)) + t_end for b in (down, up))
+    if within_bracket(value, lo, hi, 1e-12 * abs(value) + 2 * mismatch * abs(t_end)):
+        return value, err, method
+    method += "; extrapolation failed, midpoint of the lattice bracket"
+    return (lo + hi) / 2, (hi - lo) / 2 + mismatch * abs(ta), method

@@ -33,6 +33,7 @@ from .lattice import (
     on_lattice,
     renewal_head,
     richardson,
+    search_window,
     spread,
     within_bracket,
 )
@@ -109,109 +110,119 @@ def kbatch_sync_runtime(delay: Delay, m: int, K: int, n_coarse: int = 128, max_l
         return fallback("the lattice step underflows next to the lower end of X")
 
 
-# one numerical algorithm whose steps share its state (pilot, levels, bracket): C901 accepted,
-# see docs/DESIGN.md "what is still to change"
-def _lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budget: Budget,  # noqa: C901
+def _window(delay: Delay, m: int, K: int, c: int, mu: float, sY: float, t_lo: float,
+            bounds: list[float]) -> tuple[float, float]:
+    """The pilot's first window end and its cap: from the pathwise bound T ≤ X_{K:m} (K ≤ m) or
+    a normal-range guess for max_i S_{i,c} (K > m), capped by 64 Wald scales and the 1e-18
+    quantile of the pathwise bound."""
+    if K <= m:
+        t_B = float(delay.isf(stats.beta.ppf(1e-18, m - K + 1, K)))
+        guess = t_B
+    else:
+        t_B = c * float(delay.isf(1e-18 / (m * c)))
+        sd = math.sqrt(delay.var) if math.isfinite(delay.var) else sY
+        guess = c * mu + 10.0 * math.sqrt(c) * sd * math.sqrt(1.0 + math.log(m)) + 8.0 * sY
+    scale = (min(bounds) - t_lo) if bounds else 0.0
+    if not scale > 0:
+        scale = c * sY
+    cap = t_lo + 64.0 * scale
+    if math.isfinite(t_B):
+        cap = min(cap, t_B)
+    return (min(guess, cap) if math.isfinite(guess) else cap), cap
+
+
+class _Lattice:
+    """P(T > t) = P(N(t) < K) on the lattice h·ℤ from index ⌊t_from/h⌋ to ⌈t_to/h⌉, job times
+    rounded down, up or moment-matched ("down", "up", "mm"); None over the budget."""
+
+    def __init__(self, delay: Delay, m: int, K: int, c: int, lower: float, budget: Budget) -> None:
+        self.delay, self.m, self.K, self.c, self.lower, self.budget = delay, m, K, c, lower, budget
+
+    def __call__(self, h: float, mode: str, t_from: float, t_to: float) -> tuple[np.ndarray, int, int] | None:
+        if npts(t_to, h) * 2 > MAX_ELEMENTS:  # (a step far below the window: no lattice)
+            return None
+        nL = round(self.lower / h) if self.lower > 0 else 0
+        i_a = max(self.c * nL, int(math.floor(t_from / h * (1 + 1e-12))))
+        i_hi = max(i_a + 2, npts(t_to, h))
+        if (i_hi - nL) * 2 > MAX_ELEMENTS:
+            return None
+        try:
+            masses = lattice_masses(self.delay, self.lower, h, i_hi - nL, mode, self.budget)
+            p = renewal_head(masses, nL, self.m, self.K, i_a, i_hi, self.budget)
+        except OverBudget:
+            return None
+        return None if p is None else (p, i_a, i_hi)
+
+
+def _lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budget: Budget,
              L: float, c: int, t_lo: float, mu: float, bounds: list[float],
              fallback: Callable[[str], Estimate]) -> Estimate:
-    method = "renewal superposition ∫P(N(t)<K)dt (lattice FFT convolution, Richardson)"
-    work = budget.left
-
     # the least work that can give an answer: ~1200 grid points (pilot, three levels, bracket),
     # each with a truncated m-th power of a length-K vector
-    if 1200 * 5.0 * K * math.log2(2 * K) * math.log2(m + 1) > work:
+    if 1200 * 5.0 * K * math.log2(2 * K) * math.log2(m + 1) > budget.left:
         return fallback(f"the renewal computation for m = {m}, K = {K} exceeds the work budget")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sY = spread(delay, L)
-        if K <= m:
-            t_B = float(delay.isf(stats.beta.ppf(1e-18, m - K + 1, K)))
-            guess = t_B
-        else:
-            t_B = c * float(delay.isf(1e-18 / (m * c)))
-            sd = math.sqrt(delay.var) if math.isfinite(delay.var) else sY
-            guess = c * mu + 10.0 * math.sqrt(c) * sd * math.sqrt(1.0 + math.log(m)) + 8.0 * sY
-        scale = (min(bounds) - t_lo) if bounds else 0.0
-        if not scale > 0:
-            scale = c * sY
-        cap = t_lo + 64.0 * scale
-        if math.isfinite(t_B):
-            cap = min(cap, t_B)
-        t_hi0 = min(guess, cap) if math.isfinite(guess) else cap
+        t_hi0, cap = _window(delay, m, K, c, mu, sY, t_lo, bounds)
+        run = _Lattice(delay, m, K, c, L, budget)
 
-        def run(h: float, mode: str, t_from: float, t_to: float) -> tuple[np.ndarray, int, int] | None:
-            if npts(t_to, h) * 2 > MAX_ELEMENTS:  # (a step far below the window: no lattice)
-                return None
-            nL = round(L / h) if L > 0 else 0
-            i_lo = c * nL
-            i_a = max(i_lo, int(math.floor(t_from / h * (1 + 1e-12))))
-            i_hi = max(i_a + 2, npts(t_to, h))
-            if (i_hi - nL) * 2 > MAX_ELEMENTS:
-                return None
-            try:
-                p = renewal_head(lattice_masses(delay, L, h, i_hi - nL, mode, budget), nL, m, K, i_a, i_hi,
-                                  budget)
-            except OverBudget:
-                return None
-            return None if p is None else (p, i_a, i_hi)
+        def probe(h: float, end: float) -> tuple[np.ndarray, int] | None:
+            r = run(h, "up", t_lo, end)
+            return None if r is None else (r[0], r[1])
 
-        # -- pilot: where P(T > t) leaves 1 (rounded down: P_down ≤ P) and drops below 1e-13
-        #    (rounded up: P_up ≥ P; FFT round-off sits near 1e-16)
-        t_a, t_hi, heavy_tail = t_lo, t_hi0, True
-        h = math.nan  # set by the first pass of the pilot
-        for _ in range(8):
-            h = coarse_step(min((t_hi - t_lo) / 256, sY / 4), grid_unit(delay, L, t_hi - t_lo, 4096))
-            up = run(h, "up", t_lo, t_hi)
-            if up is None:
-                return fallback("the renewal computation exceeds the work budget")
-            small = np.nonzero(up[0] < 1e-13)[0]
-            if small.size:
-                heavy_tail = False
-                t_hi = (up[1] + small[0] + 2) * h
-                break
-            if t_hi >= cap:
-                break
-            t_hi = min(cap, t_lo + 2 * (t_hi - t_lo))
+        # -- pilot: where P(T > t) drops below 1e-13 (rounded up: P_up ≥ P; FFT round-off sits
+        #    near 1e-16), then where it leaves 1 (rounded down: P_down ≤ P)
+        pilot = search_window(probe, t_lo, t_hi0, cap, lambda end: coarse_step(
+            min((end - t_lo) / 256, sY / 4), grid_unit(delay, L, end - t_lo, 4096)), 1e-13, 8)
+        if pilot.failed:
+            return fallback("the renewal computation exceeds the work budget")
+        t_hi, h = pilot.end, pilot.step
         dn = run(h, "down", t_lo, t_hi)
         if dn is None:
             return fallback("the renewal computation exceeds the work budget")
         one = np.nonzero(dn[0] < 1.0 - 1e-16)[0]
-        if one.size and one[0] > 0:
-            t_a = (dn[1] + one[0] - 1) * h
+        t_a = (dn[1] + one[0] - 1) * h if one.size and one[0] > 0 else t_lo
+        return _levels(delay, run, t_a, t_hi, not pilot.light, n_coarse, max_levels, L, sY, fallback)
 
-        h_c = coarse_step(min((t_hi - t_a) / n_coarse, sY / 4), grid_unit(delay, L, t_hi - t_a, 8 * n_coarse))
-        tails: list[float] = []
 
-        def value_at(level: int) -> float | None:
-            hh = h_c / 2**level
-            r = run(hh, "mm", t_a, t_hi)
-            if r is None:
-                return None
-            p, i_a, i_hi = r
-            tail = _power_tail(hh * np.arange(i_a, i_hi), p) if heavy_tail else 0.0
-            tails.append(tail)
-            return hh * (i_a + float(np.sum(p))) + (tail if math.isfinite(tail) else 0.0)
+def _levels(delay: Delay, run: _Lattice, t_a: float, t_hi: float, heavy_tail: bool, n_coarse: int,
+            max_levels: int, L: float, sY: float, fallback: Callable[[str], Estimate]) -> Estimate:
+    """The moment-matched levels on [t_a, t_hi], Richardson-extrapolated, checked against the
+    rounded lattices' bracket; with a power-law tail beyond t_hi when the pilot found a heavy one."""
+    method = "renewal superposition ∫P(N(t)<K)dt (lattice FFT convolution, Richardson)"
+    h_c = coarse_step(min((t_hi - t_a) / n_coarse, sY / 4), grid_unit(delay, L, t_hi - t_a, 8 * n_coarse))
+    tails: list[float] = []
 
-        exact_lattice = on_lattice(delay, L, h_c)
-        # the rigorous bracket at the coarse step (rounded-down / rounded-up job times)
-        rounded = [None, None] if exact_lattice else [run(h_c, mode, t_a, t_hi) for mode in ("down", "up")]
-        res = richardson(value_at, max_levels, exact_lattice, smooth=delay.atoms is None)
-        if res is None:
-            return fallback("the renewal computation exceeds the work budget")
-        value, err = res.value, res.error
-        tail_err = max(abs(x) for x in tails)
-        method_t = method + ("; power-law tail extrapolated beyond the grid" if heavy_tail else "")
-        if exact_lattice:
-            method_t += "; the trace lies on the lattice"
-        if not math.isfinite(tail_err):
-            return Estimate(value, "approximation", method + f"; the tail beyond t = {t_hi:.3g} is too "
-                            "heavy to extrapolate and is left out", error=math.inf)
-        err += tail_err
-        down, up = rounded
-        if down is not None and up is not None:
-            lo, hi = (h_c * (b[1] + float(np.sum(b[0]))) for b in (down, up))
-            hi += tail_err
-            if not within_bracket(value, lo, hi, 1e-12 * abs(value)):
-                value, err = (lo + hi) / 2, (hi - lo) / 2 + tail_err
-                method_t += "; extrapolation failed, midpoint of the lattice bracket"
-        return Estimate(value, numeric_kind(value, err), method_t, error=err)
+    def value_at(level: int) -> float | None:
+        hh = h_c / 2**level
+        r = run(hh, "mm", t_a, t_hi)
+        if r is None:
+            return None
+        p, i_a, i_hi = r
+        tail = _power_tail(hh * np.arange(i_a, i_hi), p) if heavy_tail else 0.0
+        tails.append(tail)
+        return hh * (i_a + float(np.sum(p))) + (tail if math.isfinite(tail) else 0.0)
+
+    exact_lattice = on_lattice(delay, L, h_c)
+    # the rigorous bracket at the coarse step (rounded-down / rounded-up job times)
+    down, up = (None, None) if exact_lattice else (run(h_c, mode, t_a, t_hi) for mode in ("down", "up"))
+    res = richardson(value_at, max_levels, exact_lattice, smooth=delay.atoms is None)
+    if res is None:
+        return fallback("the renewal computation exceeds the work budget")
+    value, err = res.value, res.error
+    tail_err = max(abs(x) for x in tails)
+    method_t = method + ("; power-law tail extrapolated beyond the grid" if heavy_tail else "")
+    if exact_lattice:
+        method_t += "; the trace lies on the lattice"
+    if not math.isfinite(tail_err):
+        return Estimate(value, "approximation", method + f"; the tail beyond t = {t_hi:.3g} is too "
+                        "heavy to extrapolate and is left out", error=math.inf)
+    err += tail_err
+    if down is not None and up is not None:
+        lo, hi = (h_c * (b[1] + float(np.sum(b[0]))) for b in (down, up))
+        hi += tail_err
+        if not within_bracket(value, lo, hi, 1e-12 * abs(value)):
+            value, err = (lo + hi) / 2, (hi - lo) / 2 + tail_err
+            method_t += "; extrapolation failed, midpoint of the lattice bracket"
+    return Estimate(value, numeric_kind(value, err), method_t, error=err)

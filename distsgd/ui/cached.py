@@ -29,6 +29,8 @@ from ..schemes import Scheme, make_scheme
 from .limits import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
+    CHART_ANALYTIC_WORK,
+    CHART_MAX_ITERATIONS,
     LOCAL_SGD_FREE_D,
     ORDER_STAT_BINS,
     ORDER_STAT_GRID,
@@ -39,6 +41,7 @@ from .limits import (
     SAMPLES,
     TARGET_POINTS,
     TIMELINE_CACHE_ENTRIES,
+    UI_MAX_TIMING_COST,
     UI_MAX_UPDATES,
     UI_MAX_WORK,
 )
@@ -57,33 +60,34 @@ _HASH = {cls: (lambda d: d.key) for cls in _subclasses(Delay)}
 _CACHE: dict[str, Any] = {"max_entries": CACHE_MAX_ENTRIES, "ttl": CACHE_TTL_S, "show_spinner": False,
                           "hash_funcs": _HASH}
 #: the UI's caps on one chart's simulated SGD (the library's defaults are larger)
-_SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_WORK}
-# TODO(lead): add "max_timing_cost": UI_MAX_TIMING_COST once sweeps.error_rows and
-# sweeps.target_rows take it (today they use sweeps.UI_MAX_TIMING_COST themselves)
+_SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_WORK,
+                             "max_timing_cost": UI_MAX_TIMING_COST}
+#: the UI's caps on one runtime chart's points (the library's defaults are larger)
+_RUNTIME_CAPS: dict[str, Any] = {"analytic_work": CHART_ANALYTIC_WORK, "max_iterations": CHART_MAX_ITERATIONS}
 _QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_K(names: tuple[str, ...], m: int, delay: Delay, Ks: tuple[int, ...], H: int,
                  budget: float, seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_K(names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed)
+    return sweeps.runtime_vs_K(names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Delay, K: int, H: int,
                  comm_delay: float, budget: float, seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed)
+    return sweeps.runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_H(m: int, Hs: tuple[int, ...], delay: Delay, comm_delay: float, budget: float,
                  seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_H(m, Hs, delay, comm_delay, budget, seed)
+    return sweeps.runtime_vs_H(m, Hs, delay, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_points(schemes: tuple[Scheme, ...], delay: Delay, budget: float, seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_rows(schemes, delay, budget, seed)
+    return sweeps.runtime_rows(schemes, delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from .. import error as sgd
 from .. import limits as lib
+from ..delays import TruncatedNormal
 from ..random import SEED
 from ..schemes import H_MAX, K_BATCH_MAX, M_MAX
 
@@ -41,6 +42,12 @@ UI_SEED_MAX = 2**31 - 1
 #: and limits.TIME_BUDGET = 6e10 (a minute): fast ≈ 15 ms for a class of 30 on one server,
 #: accurate ≈ 0.4 s for one person's closer look
 UI_BUDGETS = {"fast": 1.5e7, "balanced": 4e7, "accurate": 4e8}
+#: iterations of one point's run in a chart, of limits.MAX_ITERATIONS = 10⁷ (a cheap point
+#: would otherwise spend the whole chart's spare budget on itself)
+CHART_MAX_ITERATIONS = 200_000
+#: work of one analytic lattice computation in a chart (≈ 0.05 s; beyond it a bound), of
+#: limits.ANALYTIC_WORK = 1e9
+CHART_ANALYTIC_WORK = 3e7
 
 # -- simulated SGD (error, local SGD and trade-off charts) ----------------------------------
 
@@ -148,9 +155,9 @@ NOTICE_MAX_CHARS = 300
 QUOTE_MAX_CHARS = 40
 
 #: the truncated normal's mean ≥ this many standard deviations, so that P(N ≥ 0) is representable
-#: (the library's joint check in delays.TruncatedNormal, written there as −30): the mean slider's
-#: minimum follows the std slider, so the pair is never refused
-NORMAL_MEAN_MIN_STDS = -30.0
+#: (the library's joint check in delays.TruncatedNormal): the mean slider's minimum follows the
+#: std slider, so the pair is never refused
+NORMAL_MEAN_MIN_STDS = TruncatedNormal.MIN_MEAN_STDS
 
 # -- slider ranges -------------------------------------------------------------------------
 
@@ -186,6 +193,8 @@ NARROWS: dict[str, tuple[float, float]] = {
     "UI_H_MAX": (UI_H_MAX, H_MAX),
     "UI_SEED_MAX": (UI_SEED_MAX, SEED.high),
     "UI_BUDGETS": (max(UI_BUDGETS.values()), lib.TIME_BUDGET),
+    "CHART_MAX_ITERATIONS": (CHART_MAX_ITERATIONS, lib.MAX_ITERATIONS),
+    "CHART_ANALYTIC_WORK": (CHART_ANALYTIC_WORK, lib.ANALYTIC_WORK),
     "UI_MAX_UPDATES": (UI_MAX_UPDATES, sgd.MAX_UPDATES),
     "UI_MAX_WORK": (UI_MAX_WORK, sgd.MAX_WORK),
     "UI_MAX_TIMING_COST": (UI_MAX_TIMING_COST, lib.TIME_BUDGET),
