@@ -1,22 +1,29 @@
 """Simulated SGD on the model problem, driven by the same timing process as the runtime Monte
 Carlo (:func:`distsgd.montecarlo.simulate_updates`): each gradient is computed on the
 parameters its worker read, so staleness comes out of the process.
+
+The update loops run in the compiled kernels of :mod:`distsgd.error.kernels` when
+:data:`distsgd.jit.ENABLED`; the numpy loops vectorised over replicas (``_run_sgd_numpy``) are
+the reference they are tested against and run when ``DISTSGD_JIT=0``.  Both draw the same
+Gaussian noise in the same order, so they give the same numbers for the same seed.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.stats import t as student_t
 
-from .. import limits
+from .. import jit, limits
 from ..delays import Delay
 from ..montecarlo import UpdateTrace, iteration_cost
 from ..params import ParameterError
 from ..random import Seed, generator
 from ..schemes import Scheme
+from . import kernels
 from .exact import geom
 from .problem import (
     MAX_UPDATES,
@@ -30,6 +37,12 @@ from .problem import (
 from .timing import counts_at, covering_trace, updates_needed
 
 __all__ = ["ErrorSimulation", "simulate_error"]
+
+#: whether simulate_error runs the compiled kernels (else the numpy reference loops)
+_COMPILED = jit.ENABLED
+#: bytes of Gaussian noise drawn at once for the kernels (a block of updates, into one reused
+#: buffer: 4 MiB stays in cache and was the fastest of 0.25–16 MiB)
+NOISE_BLOCK_BYTES = limits.SGD_GROUP_BYTES // 16
 
 
 @dataclass(eq=False)
@@ -150,32 +163,88 @@ class _StaleStats:
 
 def _run_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
              rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
-    """Error after each update (column 0 is f(w₀)), shape (R, n + 1)."""
-    R, n = tr.times.shape
+    """Error after each update (column 0 is f(w₀)), shape (R, n + 1): the compiled kernels when
+    enabled, else the numpy reference."""
+    run = _run_sgd_kernel if _COMPILED else _run_sgd_numpy
+    return run(scheme, problem, tr, lr, rng, stats)
+
+
+def _fresh_round(scheme: Scheme, problem: Problem) -> tuple[np.ndarray | float, np.ndarray | float]:
+    """(shrink, sd_round) of one update of a fresh scheme: ``w ← shrink ⊙ w + sd_round ⊙ z``."""
     h, eta, sd = problem.h, problem.eta, problem.noise_sd
+    if scheme.averages_models:
+        a = 1 - eta * h
+        H = scheme.steps_per_update
+        return a**H, eta * sd * np.sqrt(geom(a**2, H) / scheme.m)
+    return 1 - eta * h, eta * sd / math.sqrt(scheme.grads_per_update)
+
+
+def _start(problem: Problem, R: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """w₀ in every replica, and the error array with column 0 = f(w₀)."""
     w = np.broadcast_to(problem.w0, (R, problem.dim)).copy()
     err = np.empty((R, n + 1))
     err[:, 0] = problem.f0
+    return w, err
+
+
+def _noise_blocks(rng: np.random.Generator, n: int, R: int, d: int) -> Iterator[tuple[int, np.ndarray]]:
+    """(j0, z) with z (B, R, d): the noise of updates j0 … j0 + B − 1, in blocks of at most
+    NOISE_BLOCK_BYTES (one buffer, refilled: each z is valid until the next).  One draw of
+    (B, R, d) is the same stream as B successive (R, d) draws."""
+    B = int(max(1, min(n, NOISE_BLOCK_BYTES // (8 * R * d))))
+    buf = np.empty((B, R, d))
+    for j0 in range(0, n, B):
+        yield j0, rng.standard_normal(out=buf[: min(B, n - j0)])
+
+
+def _run_sgd_kernel(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
+                    rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
+    """:func:`_run_sgd_numpy` by the compiled kernels, block of noise by block."""
+    R, n = tr.times.shape
+    d = problem.dim
+    w, err = _start(problem, R, n)
+    h = np.ascontiguousarray(problem.h, dtype=np.float64)
     if scheme.fresh:
-        sd_round: np.ndarray | float
-        if scheme.averages_models:
-            a = 1 - eta * h
-            H = scheme.steps_per_update
-            shrink = a**H
-            sd_round = eta * sd * np.sqrt(geom(a**2, H) / scheme.m)
-        else:
-            shrink = 1 - eta * h
-            sd_round = eta * sd / math.sqrt(scheme.grads_per_update)
+        shrink, sd_round = (np.ascontiguousarray(np.broadcast_to(x, (d,)), dtype=np.float64)
+                            for x in _fresh_round(scheme, problem))
+        for j0, z in _noise_blocks(rng, n, R, d):
+            kernels.fresh_sgd(w, shrink, sd_round, h, z, err, j0)
+        return err
+    assert tr.workers is not None and tr.staleness is not None and tr.reads_after_update is not None
+    workers = np.ascontiguousarray(tr.workers, dtype=np.int32)
+    staleness = np.ascontiguousarray(tr.staleness, dtype=np.int32)
+    after = np.ascontiguousarray(tr.reads_after_update, dtype=np.bool_)
+    read = np.broadcast_to(w[:, None, :], (R, scheme.m, d)).copy()
+    eta_max = lr.eta_max if lr.eta_max is not None else problem.eta
+    coef = np.array([problem.eta, problem.noise_sd, lr.C, eta_max], dtype=np.float64)
+    acc = np.zeros((R, 2))
+    stats.add(tr.staleness)
+    for j0, z in _noise_blocks(rng, n, R, d):
+        kernels.async_sgd(w, read, workers, staleness, after, z, err, j0, h, coef, kernels.RULES[lr.rule], acc)
+    stats.gdiff += float(acc[:, 0].sum()) / workers.shape[2]
+    stats.gnow += float(acc[:, 1].sum())
+    return err
+
+
+def _run_sgd_numpy(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
+                   rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
+    """The reference loops, vectorised over replicas: error after each update (column 0 is
+    f(w₀)), shape (R, n + 1)."""
+    R, n = tr.times.shape
+    h = problem.h
+    w, err = _start(problem, R, n)
+    if scheme.fresh:
+        shrink, sd_round = _fresh_round(scheme, problem)
         for j in range(n):
             w = shrink * w + sd_round * rng.standard_normal((R, problem.dim))
             err[:, j + 1] = 0.5 * (h * w * w).sum(axis=1)
         return err
-    return _run_async_sgd(scheme, problem, tr, lr, rng, stats, w, err)
+    return _run_async_sgd_numpy(scheme, problem, tr, lr, rng, stats, w, err)
 
 
-def _run_async_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
-                   rng: np.random.Generator, stats: _StaleStats, w: np.ndarray,
-                   err: np.ndarray) -> np.ndarray:
+def _run_async_sgd_numpy(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
+                         rng: np.random.Generator, stats: _StaleStats, w: np.ndarray,
+                         err: np.ndarray) -> np.ndarray:
     """Update j averages the K gradients h ⊙ w_τ(k) + ξ_k, each at the parameters w_τ(k) its
     worker read.  With per-gradient rates λ_k the noise part (1/K) Σ λ_k ξ_k is one Gaussian
     with variance (σ²/(b d)) Σ λ_k² / K² per coordinate, drawn as such (exact in law)."""
