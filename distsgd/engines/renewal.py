@@ -3,8 +3,9 @@
 * :func:`merged_stream` — k-batch-async (and async, K = 1): workers never wait, so each is an
   independent renewal process and the run is a merge of m cumulative sums, streamed in
   windows of time (memory does not grow with the run);
-* :func:`kasync_blocks` — k-async: stepped update by update, restarting the K pushers
-  (argpartition over m), R replicas in lockstep.
+* :func:`kasync_blocks` — k-async: stepped update by update, restarting the K pushers, by a
+  compiled kernel (:mod:`~distsgd.engines.kernels`, which releases the GIL) or by its numpy
+  reference path (R replicas in lockstep); both give the same numbers for the same seed.
 
 Both give an :class:`UpdateTrace` (update times, the workers of each update, each gradient's
 staleness) that the runtime Monte Carlo and the SGD simulation consume, and both stream into
@@ -19,9 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import limits
+from .. import jit, limits
 from ..delays import Delay
 from ..params import ceil_div
+from . import kernels
 from .batchmeans import BatchMeans
 
 __all__ = [
@@ -36,6 +38,12 @@ __all__ = [
 #: R = 150, m = 16; 271 µs at R = 150, m = 100; 45 µs at R = 4, m = 1000, K = 250 — the model
 #: is within ×0.6–2.7 of these, erring high)
 KASYNC_STEP, KASYNC_REPLICA, KASYNC_WORKER, KASYNC_PUSHER = 15_000.0, 100.0, 10.0, 20.0
+#: the compiled stepper (kernels.kasync_steps) has no per-step overhead; per update of a replica
+#: ≈ 3 ns per worker (the merge) and 70 ns per pusher (its draw, the sort of the new finish times)
+#: plus the batch means (measured on a loaded 2-core machine, kernel alone: 140–170 ns at m = 16,
+#: K = 4; 1.5–1.6 µs at m = 100, K = 25; 19–20 µs at m = 1000, K = 250 — the model errs high)
+if jit.ENABLED:
+    KASYNC_STEP, KASYNC_REPLICA, KASYNC_WORKER, KASYNC_PUSHER = 0.0, 40.0, 3.0, 70.0
 
 
 def kasync_cost(m: int, K: int, replicas: int) -> float:
@@ -79,42 +87,70 @@ class UpdateTrace:
 
 def kasync_blocks(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator,
                    record: bool, total: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-    """k-async, R replicas in lockstep, yielded in blocks of updates for as long as asked.
+    """k-async, R replicas, yielded in blocks of updates for as long as asked.
 
-    The K workers with the earliest finish times push, wait for the update at the K-th
-    push, then restart on the new parameters; the others are not interrupted.  Each block is
-    (times (R, b), staleness (R, b, K), workers (R, b, K) in push order or None); the blocks
-    add up to ``total`` updates.
+    The K workers with the earliest finish times (ties by worker id) push in that order, wait
+    for the update at the K-th push, then restart on the new parameters; the others are not
+    interrupted.  Each block is (times (R, b), staleness (R, b, K), workers (R, b, K) in push
+    order or None); the blocks add up to ``total`` updates.  The compiled stepper
+    (:func:`~distsgd.engines.kernels.kasync_steps`) when kernels are compiled, else the numpy
+    reference :func:`_kasync_blocks_numpy`: the same random numbers, the same results.
     """
+    blocks = _kasync_blocks_kernel if jit.ENABLED else _kasync_blocks_numpy
+    return blocks(delay, m, K, R, rng, record, total)
+
+
+def _kasync_block(R: int, K: int) -> int:
+    """Updates per block: the fresh draws of a block, (R, b, K), stay within limits.CHUNK."""
+    return int(max(16, min(4096, limits.CHUNK // (R * (K + 2)))))
+
+
+def _kasync_blocks_kernel(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator,
+                          record: bool, total: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """:func:`kasync_blocks` by the compiled stepper, replica by replica within each block."""
+    finish = delay.sample(rng, (R, m))
+    read = np.zeros((R, m), dtype=np.int64)
+    block = _kasync_block(R, K)
+    no_workers = np.empty((0, 0, 0), dtype=np.int32)
+    j = 0
+    while j < total:
+        b = min(block, total - j)
+        draws = delay.sample(rng, (R, b, K))  # one fresh job per pusher per update
+        times = np.empty((R, b))
+        stale = np.empty((R, b, K), dtype=np.int64)
+        workers = np.empty((R, b, K), dtype=np.int32) if record else None
+        kernels.kasync_steps(finish, read, draws, j, times, stale,
+                             workers if workers is not None else no_workers, record)
+        j += b
+        yield times, stale, workers
+
+
+def _kasync_blocks_numpy(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator,
+                         record: bool, total: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """:func:`kasync_blocks` in numpy, R replicas in lockstep (the reference path): the K
+    earliest by a stable sort of each replica's finish times, so ties go by worker id."""
     finish = delay.sample(rng, (R, m)).ravel()  # flat: worker i of replica r at r·m + i
     read = np.zeros(R * m, dtype=np.int64)
     base = (np.arange(R) * m)[:, None]
     fin2 = finish.reshape(R, m)
-    everyone = np.broadcast_to(np.arange(m), (R, m))
-    block = int(max(16, min(4096, limits.CHUNK // (R * (K + 2)))))
+    block = _kasync_block(R, K)
     j = 0
     while j < total:
         b = min(block, total - j)
-        draws = delay.sample(rng, (b, R, K))  # one fresh job per pusher per update
+        draws = delay.sample(rng, (R, b, K))  # one fresh job per pusher per update
         times = np.empty((R, b))
         stale = np.empty((b, R, K), dtype=np.int64)
         workers = np.empty((b, R, K), dtype=np.int32) if record else None
         for jj in range(b):
-            idx = everyone if K == m else np.argpartition(fin2, K - 1, axis=1)[:, :K]
+            idx = _earliest(fin2, K)  # push order
             flat = (idx + base).ravel()
-            f = finish[flat].reshape(R, K)
-            if record:
-                order = np.argsort(f, axis=1, kind="stable")
-                idx = np.take_along_axis(idx, order, axis=1)
-                f = np.take_along_axis(f, order, axis=1)
-                flat = (idx + base).ravel()
-                assert workers is not None
+            t = finish[flat[K - 1::K]]
+            if workers is not None:
                 workers[jj] = idx
-            t = f.max(axis=1)
             times[:, jj] = t
             stale[jj] = j - read[flat].reshape(R, K)
             read[flat] = j + 1
-            finish[flat] = (t[:, None] + draws[jj]).ravel()
+            finish[flat] = (t[:, None] + draws[:, jj]).ravel()
             j += 1
         yield times, stale.transpose(1, 0, 2), (workers.transpose(1, 0, 2) if workers is not None else None)
 
@@ -140,6 +176,23 @@ def kasync_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Ge
     return trace
 
 
+def _earliest(fin: np.ndarray, K: int) -> np.ndarray:
+    """Each row's K smallest by (value, column), in that order: (R, K) column indices.  A stable
+    argsort for short rows; for long ones an argpartition, sorted by (value, column), and a
+    stable argsort only for the rows where ties at the K-th value leave the choice open."""
+    R, m = fin.shape
+    if m <= 64 or K == m:
+        return np.argsort(fin, axis=1, kind="stable")[:, :K]
+    idx = np.argpartition(fin, K - 1, axis=1)[:, :K]
+    v = np.take_along_axis(fin, idx, axis=1).max(axis=1, keepdims=True)
+    open_rows = np.flatnonzero(np.count_nonzero(fin <= v, axis=1) > K)
+    if open_rows.size:
+        idx[open_rows] = np.argsort(fin[open_rows], axis=1, kind="stable")[:, :K]
+    idx.sort(axis=1)  # by column, then stably by value
+    order = np.argsort(np.take_along_axis(fin, idx, axis=1), axis=1, kind="stable")
+    return np.take_along_axis(idx, order, axis=1)
+
+
 def merged_stream(delay: Delay, m: int, K: int, pushes: int, rng: np.random.Generator,
                   window: int = limits.RENEWAL_WINDOW,
                   ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
@@ -156,8 +209,8 @@ def merged_stream(delay: Delay, m: int, K: int, pushes: int, rng: np.random.Gene
     lowers the goal to its time, and too much drawn lowers it to the earliest path end, so the
     loop always ends and memory stays O(window + m).
 
-    A push's previous push (hence its staleness) is read off the merged stream itself, by a
-    stable sort by worker: where one worker's completion times tie (a zero draw, or one lost
+    A push's previous push (hence its staleness) is read off the merged stream itself
+    (:func:`_previous_push`): where one worker's completion times tie (a zero draw, or one lost
     in rounding next to a large time) its pushes may merge in either order, but the stream
     stays consistent.  The old engine took the previous push from the draw order while a
     non-stable sort had merged tied pushes the other way round: negative staleness
@@ -257,6 +310,18 @@ def _learn_rate(rate: float, emitted: int, goal: float, done_to: float, m: int) 
 
 
 def _previous_push(g0: int, w: np.ndarray, last_push: np.ndarray) -> np.ndarray:
+    """For pushes g0, g0 + 1, … by workers w (in time order), each one's worker's previous push
+    (−1 for its first); ``last_push`` is updated.  A compiled loop
+    (:func:`~distsgd.engines.kernels.previous_pushes`) when kernels are compiled, else the numpy
+    reference :func:`_previous_push_numpy`."""
+    if not jit.ENABLED:
+        return _previous_push_numpy(g0, w, last_push)
+    prev = np.empty(w.size, dtype=np.int64)
+    kernels.previous_pushes(g0, w, last_push, prev)
+    return prev
+
+
+def _previous_push_numpy(g0: int, w: np.ndarray, last_push: np.ndarray) -> np.ndarray:
     """For pushes g0, g0 + 1, … by workers w (in time order), each one's worker's previous push
     (−1 for its first); ``last_push`` is updated.  Each worker's pushes keep the order they have
     in the merged stream: a *stable* sort by worker (radix for int16; unique keys otherwise), so

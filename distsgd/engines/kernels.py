@@ -1,0 +1,155 @@
+"""Compiled kernels of the Monte Carlo engines: the loops numpy cannot vectorise.
+
+Each kernel is plain Python over numpy arrays, compiled by :func:`distsgd.jit.kernel`
+(``numba.njit(nogil=True, cache=True)``: a running kernel releases the GIL, DESIGN §11).
+No kernel draws a random number: the caller draws them in blocks with its own numpy Generator
+and passes them in, so a kernel and the pure-numpy reference path of its engine consume the
+same stream and give the same numbers for the same seed (``tests/test_engine_kernels.py``).
+
+Ties are broken by worker id everywhere: "the K earliest finishers" are the K smallest by
+(finish time, worker id), and they push in that order.
+
+* :func:`kasync_steps` — k-async, update by update, for R independent replicas;
+* :func:`previous_pushes` — the merged stream of async / k-batch-async: each push's worker's
+  previous push.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..jit import kernel
+
+__all__ = ["kasync_steps", "previous_pushes"]
+
+
+@kernel
+def _sort_by_key_id(key: np.ndarray, ids: np.ndarray, tkey: np.ndarray, tid: np.ndarray) -> None:
+    """Sort (key, ids) in place by key, ties by id: insertion sort when short, else a bottom-up
+    merge sort through the scratch arrays tkey, tid (at least as long)."""
+    n = key.size
+    if n <= 16:
+        for i in range(1, n):
+            k, w = key[i], ids[i]
+            j = i - 1
+            while j >= 0 and (key[j] > k or (key[j] == k and ids[j] > w)):
+                key[j + 1], ids[j + 1] = key[j], ids[j]
+                j -= 1
+            key[j + 1], ids[j + 1] = k, w
+        return
+    width, into_scratch = 1, True
+    while width < n:
+        if into_scratch:
+            _merge_pass(key, ids, tkey, tid, n, width)
+        else:
+            _merge_pass(tkey, tid, key, ids, n, width)
+        into_scratch = not into_scratch
+        width *= 2
+    if not into_scratch:  # the last pass wrote the scratch arrays
+        key[:] = tkey[:n]
+        ids[:] = tid[:n]
+
+
+@kernel
+def _merge_pass(src_k: np.ndarray, src_i: np.ndarray, dst_k: np.ndarray, dst_i: np.ndarray, n: int,
+                width: int) -> None:
+    """One pass of the bottom-up merge sort: sorted runs of ``width`` merged pairwise into dst."""
+    for lo in range(0, n, 2 * width):
+        mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+        a, c = lo, mid
+        for o in range(lo, hi):
+            if c >= hi or (a < mid and (src_k[a] < src_k[c] or (src_k[a] == src_k[c] and src_i[a] < src_i[c]))):
+                dst_k[o], dst_i[o] = src_k[a], src_i[a]
+                a += 1
+            else:
+                dst_k[o], dst_i[o] = src_k[c], src_i[c]
+                c += 1
+
+
+@kernel
+def _merge_pushers(skey: np.ndarray, sid: np.ndarray, nkey: np.ndarray, nid: np.ndarray, okey: np.ndarray,
+                   oid: np.ndarray, K: int) -> None:
+    """okey, oid[:m] ← skey, sid[K:m] (sorted) merged with nkey, nid[:K] (sorted), by (key, id).
+    K = 1 or K ≥ m − 1: each element's place counted (independent comparisons); else a branch-free
+    merge (+inf sentinels at skey[m], nkey[K])."""
+    m = okey.size - 1
+    if (m - K) * K <= m:
+        for a in range(K, m):
+            ka, ia = skey[a], sid[a]
+            before = 0
+            for c in range(K):
+                before += (nkey[c] < ka) | ((nkey[c] == ka) & (nid[c] < ia))
+            okey[a - K + before], oid[a - K + before] = ka, ia
+        for c in range(K):
+            kc, ic = nkey[c], nid[c]
+            before = 0
+            for a in range(K, m):
+                before += (skey[a] < kc) | ((skey[a] == kc) & (sid[a] < ic))
+            okey[c + before], oid[c + before] = kc, ic
+        return
+    a, c = K, 0
+    for i in range(m):
+        ka, kc, ia, ic = skey[a], nkey[c], sid[a], nid[c]
+        ta = (ka < kc) | ((ka == kc) & (ia < ic))
+        okey[i] = ka if ta else kc
+        oid[i] = ia if ta else ic
+        a += ta
+        c += 1 - ta
+
+
+@kernel
+def kasync_steps(finish: np.ndarray, read: np.ndarray, draws: np.ndarray, j0: int, times: np.ndarray,
+                 stale: np.ndarray, workers: np.ndarray, record: bool) -> None:
+    """k-async: b consecutive updates j0, j0 + 1, … of R independent replicas, in place.
+
+    Process (DESIGN §2): worker i of replica r finishes its job at ``finish[r, i]``; it read
+    the parameters after update ``read[r, i]`` − 1.  At each update the K earliest finishers
+    (ties by id) push, in that order; the update happens at the K-th push, time t; pusher k
+    then starts a fresh job on the new parameters and finishes at t + ``draws[r, jj, k]``.
+    The others are not interrupted.
+
+    Each replica's workers are kept sorted by (finish, id): the K pushers are the first K, and
+    their new finish times, sorted, are merged back with the other m − K (O(m) per update).
+
+    finish (R, m) float, read (R, m) int: the state, updated;  draws (R, b, K) float;
+    out: times (R, b), stale (R, b, K) = update index − version read, and, when ``record``,
+    workers (R, b, K): the pushers in push order.
+    """
+    R, m = finish.shape
+    _, b, K = draws.shape
+    skey, sid = np.full(m + 1, np.inf), np.full(m + 1, m, dtype=np.int64)  # sorted by (finish, id)
+    okey, oid = np.full(m + 1, np.inf), np.full(m + 1, m, dtype=np.int64)  # the merge's output
+    nkey, nid = np.full(K + 1, np.inf), np.full(K + 1, m, dtype=np.int64)  # the pushers' new times
+    for r in range(R):
+        for i in range(m):
+            skey[i], sid[i] = finish[r, i], i
+        _sort_by_key_id(skey[:m], sid[:m], okey, oid)
+        for jj in range(b):
+            t = skey[K - 1]
+            times[r, jj] = t
+            j = j0 + jj
+            for k in range(K):
+                w = sid[k]
+                stale[r, jj, k] = j - read[r, w]
+                read[r, w] = j + 1
+                if record:
+                    workers[r, jj, k] = w
+                nkey[k] = t + draws[r, jj, k]
+                nid[k] = w
+            _sort_by_key_id(nkey[:K], nid[:K], okey, oid)
+            _merge_pushers(skey, sid, nkey, nid, okey, oid, K)
+            skey, okey = okey, skey
+            sid, oid = oid, sid
+        for i in range(m):
+            finish[r, sid[i]] = skey[i]
+
+
+@kernel
+def previous_pushes(g0: int, w: np.ndarray, last_push: np.ndarray, prev: np.ndarray) -> None:
+    """The merged stream (async, k-batch-async): push g0 + i is by worker ``w[i]``; ``prev[i]``
+    is that worker's previous push (``last_push[w]`` before it, −1 for a first), and
+    ``last_push`` is updated."""
+    for i in range(w.size):
+        wi = w[i]
+        prev[i] = last_push[wi]
+        last_push[wi] = g0 + i
