@@ -15,14 +15,21 @@ For each page:
   ``st.cache_data`` / ``st.cache_resource`` entry cleared, then ``switch_page`` and ``run``:
   the time the page takes on a cache miss with every module already imported (one untimed
   warm-up run of the app first pays the imports);
+* **warm first render** — another fresh session opens the page with the caches as the cold
+  session left them: what the second student of a class waits for (the default view was
+  computed once, for everyone);
 * **rerun after a slider move** — in the same session, the sidebar slider (``m`` by default)
   is moved to a new value each time (16 → 17 → 18 …), so every cached computation misses
   again, and ``at.slider(key=...).set_value(v).run()`` is timed: median and p90 over the
-  moves.  That is what a user waits for after letting go of the slider.
+  moves.  That is what a user waits for after letting go of the slider;
+* **rerun after a page control move** — a control on the page itself (:data:`PAGE_CONTROLS`)
+  moved to a new value each time and run as a browser runs it: the control's ``st.fragment``
+  alone when it is in one (``tests/apptest_support.fragment_rerun``), else the whole script.
 
-Target (the issue): median rerun < 250 ms on the development machine, i.e. within about
-30× of the trivial page.  Measured, not asserted: the exit status is non-zero only when a
-page raised an exception or showed an error (``--strict`` also fails on a missed target).
+Target (issue 9): median rerun ≤ 150 ms on the development machine, and within 25× of the
+trivial page.  Measured, not asserted: the exit status is non-zero only when a page raised an
+exception or showed an error (``--strict`` also fails on a missed target).  The machine may
+be shared: figures move by ±30 % from run to run; compare the ratios, and runs made together.
 """
 
 from __future__ import annotations
@@ -46,8 +53,17 @@ REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results"
 APP = REPO / "app.py"
 
-TARGET_MS = 250.0
-TARGET_RATIO = 30.0
+TARGET_MS = 150.0
+TARGET_RATIO = 25.0
+#: the page control each page's fragment path is measured with: (widget kind, key, values);
+#: a value list is cycled (rt_view has two views: cached after their first visit)
+PAGE_CONTROLS: dict[str, tuple[str, str, list | None]] = {
+    "pages/runtime.py": ("radio", "rt_view", ["m", "K"]),
+    "pages/error.py": ("number_input", "horizon", None),
+    "pages/timeline.py": ("slider", "tl_iters", None),
+    "pages/local_sgd.py": ("number_input", "horizon", None),
+    "pages/tradeoffs.py": ("number_input", "horizon", None),
+}
 TIMEOUT_S = 120.0  # per AppTest.run; a page that needs more is broken, not slow
 
 TRIVIAL_PAGE = textwrap.dedent('''
@@ -68,6 +84,9 @@ class Result:
     rerun_ms: list[float]
     values: list[int]
     problems: list[str] = field(default_factory=list)
+    warm_ms: float | None = None
+    control: str = ""
+    control_ms: list[float] = field(default_factory=list)
 
     @property
     def median(self) -> float:
@@ -76,6 +95,10 @@ class Result:
     @property
     def p90(self) -> float:
         return float(np.percentile(self.rerun_ms, 90))
+
+    @property
+    def control_median(self) -> float | None:
+        return statistics.median(self.control_ms) if self.control_ms else None
 
 
 def app_pages() -> list[str]:
@@ -103,6 +126,21 @@ def _navigation_only():
     from apptest_support import navigation_only
 
     return navigation_only()
+
+
+def _fragment_runs():
+    from apptest_support import fragment_runs
+
+    return fragment_runs()
+
+
+def _page_control_move(at, kind: str, key: str, value) -> float:
+    """One page-control move, run as the browser runs it (its fragment alone, if any); ms."""
+    from apptest_support import fragment_rerun
+
+    t = time.perf_counter()
+    fragment_rerun(at, kind, key, value, timeout=TIMEOUT_S)
+    return (time.perf_counter() - t) * 1e3
 
 
 def _quiet() -> None:
@@ -192,6 +230,23 @@ def measure(page: str, key: str, values: list[int] | None, moves: int, trivial: 
         got = at.slider(key=key).value
         if got != v:
             res.problems.append(f"slider {key} is {got} after setting {v}")
+    if page in PAGE_CONTROLS:
+        kind, ckey, cvalues = PAGE_CONTROLS[page]
+        res.control = ckey
+        start = getattr(at, kind)(key=ckey).value
+        for i in range(moves):
+            v = cvalues[i % len(cvalues)] if cvalues else type(start)(start + i + 1)
+            trivial.move()
+            res.control_ms.append(_page_control_move(at, kind, ckey, v))
+            res.problems += _problems(at)
+    warm = _new_apptest(APP)  # a classmate's new session: the default view is cached already
+    if page == app_pages()[0]:
+        res.warm_ms = _timed_run(warm)
+    else:
+        warm.run(timeout=TIMEOUT_S)
+        warm.switch_page(page)
+        res.warm_ms = _timed_run(warm)
+    res.problems += _problems(warm)
     res.problems = list(dict.fromkeys(res.problems))
     return res
 
@@ -221,22 +276,32 @@ def report(results: list[Result], trivial: Result, moves: int, key: str, quick: 
         "computation misses; time until the rerun has finished. "
         f"*× trivial*: median rerun ÷ the median rerun of a one-slider, one-chart page "
         f"({_fmt(base)} ms, {len(trivial.rerun_ms)} moves interleaved with the pages' moves). "
-        f"Target: median < {TARGET_MS:.0f} ms (≈ {TARGET_RATIO:.0f}× trivial). "
+        "*Warm*: another fresh session's first render of the page at the defaults, the caches as the "
+        "cold session left them (a classmate has opened the page). "
+        "*Page control*: a control on the page moved to a new value each time and run as a browser "
+        "runs it — its `st.fragment` alone where it is in one (control named in the column). "
+        f"Target: median ≤ {TARGET_MS:.0f} ms and ≤ {TARGET_RATIO:.0f}× trivial. "
         "The cold render is at the default values, the reruns at the new ones: where the work grows "
         "with the moved value (async SGD simulates ∝ m updates per unit of time) a rerun can cost "
         "more than the cold render.",
         "",
-        f"| page | cold first render (ms) | rerun median (ms) | rerun p90 (ms) | × trivial "
-        f"| < {TARGET_MS:.0f} ms | problems |",
-        "|---|---:|---:|---:|---:|:---:|---|",
+        "| page | cold first render (ms) | warm first render (ms) | sidebar rerun median (ms) | p90 (ms) "
+        "| × trivial | page control | control rerun median (ms) | × trivial "
+        f"| ≤ {TARGET_MS:.0f} ms | problems |",
+        "|---|---:|---:|---:|---:|---:|---|---:|---:|:---:|---|",
     ]
     for r in [trivial] + results:
-        ok = "yes" if r.median < TARGET_MS else "**no**"
-        lines.append(f"| {r.name} | {_fmt(r.cold_ms)} | {_fmt(r.median)} | {_fmt(r.p90)} | "
-                     f"{r.median / base:.1f}× | {ok} | {'; '.join(r.problems) or '—'} |")
-    slow = [f"{r.name} ({_fmt(r.median)} ms)" for r in results if r.median >= TARGET_MS]
+        worst = max(r.median, r.control_median or 0.0)
+        ok = "yes" if worst <= TARGET_MS and worst / base <= TARGET_RATIO else "**no**"
+        ctl = ("—", "—", "—") if r.control_median is None else (
+            f"`{r.control}`", _fmt(r.control_median), f"{r.control_median / base:.1f}×")
+        lines.append(f"| {r.name} | {_fmt(r.cold_ms)} | {'—' if r.warm_ms is None else _fmt(r.warm_ms)} | "
+                     f"{_fmt(r.median)} | {_fmt(r.p90)} | {r.median / base:.1f}× | {' | '.join(ctl)} | {ok} | "
+                     f"{'; '.join(r.problems) or '—'} |")
+    slow = [f"{r.name} ({_fmt(max(r.median, r.control_median or 0.0))} ms)" for r in results
+            if max(r.median, r.control_median or 0.0) > TARGET_MS]
     lines += ["", (f"Over the target: {', '.join(slow)}." if slow else
-                   f"Every page's median rerun is under {TARGET_MS:.0f} ms."), ""]
+                   f"Every page's median rerun is at most {TARGET_MS:.0f} ms."), ""]
     return "\n".join(lines)
 
 
@@ -250,7 +315,7 @@ def run(quick: bool = False, moves: int | None = None, key: str = "m", start: in
     if str(REPO) not in sys.path:
         sys.path.insert(0, str(REPO))
 
-    with _navigation_only(), tempfile.TemporaryDirectory(prefix="bench_app_") as tmp:
+    with _navigation_only(), _fragment_runs(), tempfile.TemporaryDirectory(prefix="bench_app_") as tmp:
         trivial_script = Path(tmp) / "trivial_page.py"
         trivial_script.write_text(TRIVIAL_PAGE, encoding="utf-8")
         # warm-up, untimed: imports (streamlit, plotly, distsgd), first compile of every page
@@ -265,8 +330,10 @@ def run(quick: bool = False, moves: int | None = None, key: str = "m", start: in
             r = measure(page, key, values, moves, trivial)
             results.append(r)
             if echo:
-                print(f"{page}: cold {_fmt(r.cold_ms)} ms, rerun median {_fmt(r.median)} ms, "
-                      f"p90 {_fmt(r.p90)} ms{'  PROBLEMS: ' + '; '.join(r.problems) if r.problems else ''}",
+                ctl = "" if r.control_median is None else f", {r.control} {_fmt(r.control_median)} ms"
+                print(f"{page}: cold {_fmt(r.cold_ms)} ms, warm {_fmt(r.warm_ms or 0.0)} ms, rerun median "
+                      f"{_fmt(r.median)} ms, p90 {_fmt(r.p90)} ms{ctl}"
+                      f"{'  PROBLEMS: ' + '; '.join(r.problems) if r.problems else ''}",
                       file=sys.stderr, flush=True)
         triv = trivial.result()
     text = report(results, triv, moves, key, quick, time.perf_counter() - t0, (load0, os.getloadavg()[0]))
@@ -290,13 +357,13 @@ def main(argv: list[str] | None = None) -> int:
                    help="first value the slider is moved to, then +1 each move (default: one above its value)")
     p.add_argument("--output", type=Path, default=None,
                    help="where to write the Markdown (default benchmarks/results/app.md or app-quick.md)")
-    p.add_argument("--strict", action="store_true", help="also exit 1 when a page misses the 250 ms target")
+    p.add_argument("--strict", action="store_true", help="also exit 1 when a page misses the 150 ms target")
     args = p.parse_args(argv)
     out = run(quick=args.quick, moves=args.moves, key=args.key, start=args.start, output=args.output)
     pages = out["pages"]
     if any(r.problems for r in pages) or out["trivial"].problems:
         return 1
-    if args.strict and any(r.median >= TARGET_MS for r in pages):
+    if args.strict and any(max(r.median, r.control_median or 0.0) > TARGET_MS for r in pages):
         return 1
     return 0
 

@@ -3,7 +3,7 @@
 import numpy as np
 import streamlit as st
 
-from distsgd import plots, sweeps
+from distsgd import sweeps
 from distsgd.ui import cached, limits, page, sidebar
 
 sel = sidebar.current()
@@ -32,10 +32,8 @@ with page.guard():
                + (" A trace is a discrete law: the theory line is each bin's exact probability over its width."
                   if kth["theory_kind"] == "bins" else ""))
     ms = tuple(sorted(set(sweeps.m_grid(limits.FANOUT_M_MAX, limits.FANOUT_M_POINTS)) | set(limits.FANOUT_M_EXTRA)))
-    fan = cached.fanout(d, ms, limits.FANOUT_ITERATIONS, sel.seed)["rows"]
-    page.chart(plots.fanout_figure([r["m"] for r in fan], [r["analytic"] for r in fan],
-                                   [r["mc_mean"] for r in fan], [r["mc_low"] for r in fan],
-                                   [r["mc_high"] for r in fan], d.mean), fan, "fan-out",
+    fan = cached.fanout(d, ms, limits.FANOUT_ITERATIONS, sel.seed)
+    page.chart(fan["figure"], fan["rows"], "fan-out",
                "For exponential delays the slowest of m grows like log m; for lognormal and Pareto "
                "much faster — this fan-out is why synchronous SGD stops scaling. "
                f"(Monte Carlo: {limits.FANOUT_ITERATIONS:,} iterations per m.)")

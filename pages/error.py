@@ -3,7 +3,7 @@
 import streamlit as st
 
 from distsgd import error as sgd
-from distsgd import plots, sweeps
+from distsgd import sweeps
 from distsgd.ui import cached, claims, limits, page, sidebar, views
 
 sel = sidebar.current()
@@ -19,30 +19,37 @@ page.header(
      r"\text{stale: } \mathbb{E}[f(w_J)]-f^* \le F'_K + (1-\eta\mu\gamma')^J (F_0 - F'_K),\quad "
      r"\gamma' = 1-\gamma+\tfrac{p_0}{2},\ F'_K=\frac{\eta L\sigma^2}{2\mu\gamma' b K}"],
 )
-with st.expander("Problem and learning rate", expanded=False):
-    problem = sidebar.problem_controls()
-    c4 = st.columns(4)[3]
-    lr_rule = sidebar.choice("lr_rule", c4)
-    C = sidebar.number("C", c4, slider=False) if lr_rule == "adaptive" else None  # the other rules have no C
-    c5, c6, c7 = st.columns(3)
-    gamma = sidebar.number("gamma", c5)
-    p0_mode = sidebar.choice("p0_mode", c6, radio=True)
-    p0 = sidebar.number("p0", c6) if p0_mode == "input" else None
-    replicas = sidebar.number("replicas", c7)
-c1, c2 = st.columns(2)
-horizon = sidebar.number("horizon", c1, slider=False)
-eps = sidebar.number("eps", c2, slider=False)
 
-with page.guard():
-    schemes = tuple(sweeps.build(n, sel.m, sel.K, sel.H, limits.LOCAL_SGD_FREE_D) for n in sel.schemes)
-    lr = sgd.LearningRate(lr_rule) if C is None else sgd.LearningRate(lr_rule, C)
-    rows, summary = cached.error_rows(schemes, sel.delay, problem, horizon, limits.ERROR_POINTS, replicas, sel.seed,
-                                      gamma, p0, lr)
-    summary = page.simulated(summary)
-    targets = views.times_to_target(rows, [s["scheme"] for s in summary], eps)
-    page.chart(plots.error_figure(rows, eps, targets), rows, "error-vs-time", claims.error_race(rows, targets, eps))
-    page.free_averaging_note(sel.schemes)
-    st.subheader("Per scheme")
-    page.table(views.error_table(summary, targets))
-    st.caption("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
-               "gradients unless you enter one; the bound is drawn only where its step-size condition holds.")
+
+def body(sel: sidebar.Selection) -> None:
+    """The page's controls and its chart: moving one of them reruns only this (a fragment)."""
+    with st.expander("Problem and learning rate", expanded=False):
+        problem = sidebar.problem_controls()
+        c4 = st.columns(4)[3]
+        lr_rule = sidebar.choice("lr_rule", c4)
+        C = sidebar.number("C", c4, slider=False) if lr_rule == "adaptive" else None  # the other rules have no C
+        c5, c6, c7 = st.columns(3)
+        gamma = sidebar.number("gamma", c5)
+        p0_mode = sidebar.choice("p0_mode", c6, radio=True)
+        p0 = sidebar.number("p0", c6) if p0_mode == "input" else None
+        replicas = sidebar.number("replicas", c7)
+    c1, c2 = st.columns(2)
+    horizon = sidebar.number("horizon", c1, slider=False)
+    eps = sidebar.number("eps", c2, slider=False)
+
+    with page.guard():
+        schemes = tuple(sweeps.build(n, sel.m, sel.K, sel.H, limits.LOCAL_SGD_FREE_D) for n in sel.schemes)
+        lr = sgd.LearningRate(lr_rule) if C is None else sgd.LearningRate(lr_rule, C)
+        view = cached.error_view(schemes, sel.delay, problem, horizon, limits.ERROR_POINTS, replicas, sel.seed,
+                                 gamma, p0, lr, eps)
+        rows, targets = view["rows"], view["targets"]
+        summary = page.simulated(view["summary"])
+        page.chart(view["figure"], rows, "error-vs-time", claims.error_race(rows, targets, eps))
+        page.free_averaging_note(sel.schemes)
+        st.subheader("Per scheme")
+        page.table(views.error_table(summary, targets))
+        st.caption("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
+                   "gradients unless you enter one; the bound is drawn only where its step-size condition holds.")
+
+
+page.fragment(body, sel)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from distsgd import error as sgd
-from distsgd import plots, sweeps
+from distsgd import sweeps
 from distsgd.ui import cached, limits, page, sidebar
 
 sel = sidebar.current()
@@ -15,48 +15,62 @@ page.header(
      (r"D_{\mathrm{PS}} = \frac{2\,m\cdot 4d}{B} + 2\ell,\qquad "
       r"D_{\mathrm{ring}} = \frac{2(m-1)}{m}\cdot\frac{4d}{B} + 2(m-1)\ell")],
 )
-source = sidebar.choice("comm_source", radio=True)
-with page.guard():
-    D = sidebar.number("D") if source == "slider" else None
-    with st.expander("Network model: " + ("D and " if D is None else "") + "the communication chart below",
-                     expanded=D is None):
-        c1, c2, c3, c4 = st.columns(4)
-        topology = sidebar.choice("topology", c1) if D is None else None
-        net = cached.network(topology or "ring-allreduce", sidebar.number("params_m", c2, slider=False),
-                             sidebar.number("gbps", c3, slider=False), sidebar.number("latency_ms", c4, slider=False),
-                             sel.m, tuple(sweeps.m_grid(limits.UI_M_MAX, limits.COMM_M_POINTS)))
-    if D is None:
-        D = net["D"]
-        st.info(f"{topology}: one averaging round with m = {sel.m} takes D = {D:.4g} s "
-                "(time units are seconds here).")
-    Hs = tuple(sorted({*limits.LOCAL_H_GRID, sel.H, 2 * sel.H}))
-    rows = cached.runtime_vs_H(sel.m, Hs, sel.delay, float(D), sel.budget, sel.seed)
-    page.chart(plots.runtime_figure(rows, "H", "local steps H", f"Runtime per local step (m = {sel.m}, D = {D:.3g})",
-                                    y_title="E[T] per local step (time units)"), rows, "local-runtime-vs-H",
-               "The per-step cost falls like (slowest sum + D)/H: the straggler's delay averages out over H "
-               "steps and D is paid once per round.")
+
+
+def error_chart(sel: sidebar.Selection, D: float) -> None:
+    """The error chart and its problem controls: moving one of them reruns only this (a fragment)."""
     with st.expander("Problem and horizon of the error chart below", expanded=False):
         problem = sidebar.problem_controls()
         horizon = sidebar.number("horizon", st.columns(4)[0], slider=False)
         st.caption(f"Simulated SGD: {limits.LOCAL_ERROR_REPLICAS} replicas, constant learning rate η, "
                    f"{limits.LOCAL_ERROR_POINTS} points from 0 to T.")
-    Hcmp = tuple(sorted({1, sel.H, min(limits.LOCAL_H_COMPARE_FACTOR * sel.H, limits.UI_H_MAX)}))
-    schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in Hcmp)
-    erows, esum = cached.error_rows(schemes, sel.delay, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
-                                    limits.LOCAL_ERROR_REPLICAS, sel.seed, None, None, sgd.LearningRate())
-    page.simulated(esum)
-    page.chart(plots.error_figure(erows, None, None), erows, "local-error-vs-time",
-               "Larger H pays the waiting and D once per H steps but averages less often, so its models drift "
-               "apart between averages: compare where each curve starts to fall and where it levels off.")
-    ms = [r["m"] for r in net["rows"]]
-    page.chart(plots.comm_figure(ms, [r["parameter_server"] for r in net["rows"]],
-                                 [r["ring_allreduce"] for r in net["rows"]]), net["rows"],
-               "communication", "The parameter server's link carries all m workers' traffic, so its time grows "
-               "linearly in m; ring all-reduce is bandwidth-optimal but pays 2(m−1) latencies.")
-    srows = cached.runtime_vs_m(("sync", "async", "local-sgd"),
-                                tuple(sweeps.m_grid(max(sel.m, 2), limits.SPEEDUP_M_POINTS)),
-                                sel.delay, sel.K, sel.H, float(D), sel.budget, sel.seed)
-    page.chart(plots.speedup_figure(srows), srows, "speedup-vs-m",
-               "Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync falls "
-               "below m× as the slowest worker dominates, and local SGD pays (slowest sum of H + D)/H per step: "
-               "above sync where spreading the wait over H steps outweighs D/H, below it where it does not.")
+    with page.guard():
+        Hcmp = tuple(sorted({1, sel.H, min(limits.LOCAL_H_COMPARE_FACTOR * sel.H, limits.UI_H_MAX)}))
+        schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, D) for h in Hcmp)
+        view = cached.error_view(schemes, sel.delay, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
+                                 limits.LOCAL_ERROR_REPLICAS, sel.seed, None, None, sgd.LearningRate(), None)
+        page.simulated(view["summary"])
+        page.chart(view["figure"], view["rows"], "local-error-vs-time",
+                   "Larger H pays the waiting and D once per H steps but averages less often, so its models drift "
+                   "apart between averages: compare where each curve starts to fall and where it levels off.")
+
+
+def body(sel: sidebar.Selection) -> None:
+    """The communication controls and every chart (they all use D): moving one of them reruns
+    only this (a fragment); the error chart's own controls rerun only that chart."""
+    source = sidebar.choice("comm_source", radio=True)
+    with page.guard():
+        D = sidebar.number("D") if source == "slider" else None
+        with st.expander("Network model: " + ("D and " if D is None else "") + "the communication chart below",
+                         expanded=D is None):
+            c1, c2, c3, c4 = st.columns(4)
+            topology = sidebar.choice("topology", c1) if D is None else None
+            net = cached.network(topology or "ring-allreduce", sidebar.number("params_m", c2, slider=False),
+                                 sidebar.number("gbps", c3, slider=False),
+                                 sidebar.number("latency_ms", c4, slider=False),
+                                 sel.m, tuple(sweeps.m_grid(limits.UI_M_MAX, limits.COMM_M_POINTS)))
+        if D is None:
+            D = net["D"]
+            st.info(f"{topology}: one averaging round with m = {sel.m} takes D = {D:.4g} s "
+                    "(time units are seconds here).")
+        Hs = tuple(sorted({*limits.LOCAL_H_GRID, sel.H, 2 * sel.H}))
+        rt = cached.runtime_vs_H_view(sel.m, Hs, sel.delay, float(D), sel.budget, sel.seed,
+                                      f"Runtime per local step (m = {sel.m}, D = {D:.3g})",
+                                      "E[T] per local step (time units)")
+        page.chart(rt["figure"], rt["rows"], "local-runtime-vs-H",
+                   "The per-step cost falls like (slowest sum + D)/H: the straggler's delay averages out over H "
+                   "steps and D is paid once per round.")
+        page.fragment(error_chart, sel, float(D))
+        page.chart(net["figure"], net["rows"], "communication",
+                   "The parameter server's link carries all m workers' traffic, so its time grows "
+                   "linearly in m; ring all-reduce is bandwidth-optimal but pays 2(m−1) latencies.")
+        sp = cached.speedup_view(("sync", "async", "local-sgd"),
+                                 tuple(sweeps.m_grid(max(sel.m, 2), limits.SPEEDUP_M_POINTS)),
+                                 sel.delay, sel.K, sel.H, float(D), sel.budget, sel.seed)
+        page.chart(sp["figure"], sp["rows"], "speedup-vs-m",
+                   "Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync falls "
+                   "below m× as the slowest worker dominates, and local SGD pays (slowest sum of H + D)/H per step: "
+                   "above sync where spreading the wait over H steps outweighs D/H, below it where it does not.")
+
+
+page.fragment(body, sel)

@@ -14,26 +14,33 @@ page.header(
     "work still running when the window ends; the dotted lines u1, u2, … are the updates, when the "
     "server publishes new parameters. This is where stragglers become visible.",
 )
-c1, c2 = st.columns(2)
-name = sidebar.choice("tl_scheme", c1)
-iters = sidebar.number("tl_iters", c2)
-with page.guard():
-    m = min(sel.m, limits.TIMELINE_WORKERS)
-    if sel.m > m:
-        st.info(f"The timeline draws at most {m} workers; showing m = {m} (the sidebar has m = {sel.m}).")
-    D = (float(sidebar.number("D", st.columns(2)[0])),) if name == "local-sgd" else ()  # the local SGD page's D
-    scheme = sweeps.build(name, m, sel.K, sel.H, *D)
-    fit = timeline_max_iterations(scheme)
-    if iters > fit:
-        st.info(f"{scheme.label}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.")
-        iters = fit
-    view = cached.timeline(scheme, sel.delay, iters, sel.seed)
-    page.chart(view["figure"], view["timeline"].rows, f"timeline-{name}",
-               "Sync: finished workers wait (grey) for the slowest. K-sync: the first K wait for the K-th and "
-               "the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
-               "others keep computing, and push stale (orange) gradients. Async and K-batch-async: nobody "
-               "waits, at the price of stale gradients. Local SGD: everyone waits for the slowest sum of H "
-               "steps, then communicates.")
-    for col, (o, v) in zip(st.columns(len(view["shares"])), view["shares"].items(), strict=True):
-        col.metric(f"{o}", f"{100 * v:.0f}%")
-    st.caption(f"Share of worker-time up to the last update ({scheme.label}, {sel.delay.label}).")
+
+
+def body(sel: sidebar.Selection) -> None:
+    """The timeline's controls and its chart: moving one of them reruns only this (a fragment)."""
+    c1, c2 = st.columns(2)
+    name = sidebar.choice("tl_scheme", c1)
+    iters = sidebar.number("tl_iters", c2)
+    with page.guard():
+        m = min(sel.m, limits.TIMELINE_WORKERS)
+        if sel.m > m:
+            st.info(f"The timeline draws at most {m} workers; showing m = {m} (the sidebar has m = {sel.m}).")
+        D = (float(sidebar.number("D", st.columns(2)[0])),) if name == "local-sgd" else ()  # the local SGD page's D
+        scheme = sweeps.build(name, m, sel.K, sel.H, *D)
+        fit = timeline_max_iterations(scheme)
+        if iters > fit:
+            st.info(f"{scheme.label}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.")
+            iters = fit
+        view = cached.timeline(scheme, sel.delay, iters, sel.seed)
+        page.chart(view["figure"], view["timeline"].rows, f"timeline-{name}",
+                   "Sync: finished workers wait (grey) for the slowest. K-sync: the first K wait for the K-th and "
+                   "the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
+                   "others keep computing, and push stale (orange) gradients. Async and K-batch-async: nobody "
+                   "waits, at the price of stale gradients. Local SGD: everyone waits for the slowest sum of H "
+                   "steps, then communicates.")
+        for col, (o, v) in zip(st.columns(len(view["shares"])), view["shares"].items(), strict=True):
+            col.metric(f"{o}", f"{100 * v:.0f}%")
+        st.caption(f"Share of worker-time up to the last update ({scheme.label}, {sel.delay.label}).")
+
+
+page.fragment(body, sel)

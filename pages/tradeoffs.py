@@ -2,55 +2,59 @@
 
 import streamlit as st
 
-from distsgd import plots, sweeps
+from distsgd import sweeps
 from distsgd.ui import cached, claims, limits, page, sidebar, state, views
 
 sel = sidebar.current()
-# the formula shown is the one the chart uses: read the page's choices before the header
-formula = views.target_formula("local-sgd" if state.value("sweep") == "H" else state.value("sweep_scheme"))
 page.header(
     "Trade-offs: the best K, m or H",
     "Time to reach a target error ε for each value of the swept parameter, from the bound (where one "
     "exists and its conditions hold) and from simulated SGD (error bars: the times at which the edges of "
     "its 95% band reach ε). Fewer gradients per update are quicker but noisier, so the best choice can "
     "sit in between. Dotted lines: sync and async at the sidebar's settings, for reference.",
-    formula,
 )
-c1, c2, c3, c4 = st.columns(4)
-sweep = sidebar.choice("sweep", c1, radio=True)
-name = sidebar.choice("sweep_scheme", c2) if sweep != "H" else "local-sgd"
-if sweep == "H":
-    c2.markdown("scheme: **local-sgd** (H is its parameter)")
-eps = sidebar.number("eps", c3, slider=False)
-horizon = sidebar.number("horizon", c4, slider=False)
-with st.expander("Problem, and the constants this sweep uses", expanded=False):
-    problem = sidebar.problem_controls()
-    c5, c6 = st.columns(2)
-    gamma = sidebar.number("gamma", c5, help="staleness factor of the bound for the asynchronous schemes "
-                                             "(the swept scheme if it is one, and the async reference)")
-    D = sidebar.number("D", c6) if name == "local-sgd" else limits.LOCAL_SGD_FREE_D
-    st.caption(f"Simulated SGD: {limits.TARGET_REPLICAS} replicas per point, constant learning rate η, "
-               "p₀ the measured fraction of fresh gradients.")
-with page.guard():
-    if sweep == "K":
-        values = sorted(set(sweeps.k_grid(sel.m, limits.SWEEP_K_POINTS)) | {sel.K})
-        schemes = [sweeps.build(name, sel.m, k, sel.H, float(D)) for k in values]
-    elif sweep == "m":
-        values = sweeps.m_grid(max(sel.m, 2), limits.SWEEP_M_POINTS)
-        schemes = [sweeps.build(name, m, sel.K, sel.H, float(D)) for m in values]
-    else:
-        schemes = [sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in limits.SWEEP_H_VALUES]
-    schemes = list(dict.fromkeys(schemes))
-    rows = cached.target_rows(tuple(schemes), sel.delay, problem, eps, horizon, limits.TARGET_REPLICAS, sel.seed,
-                              float(gamma), None, sweep)
-    best_b = sweeps.best_index(rows, "bound_time")
-    best_s = sweeps.best_index(rows, "simulated_time")
-    if any("simulated_time" not in r for r in rows):
-        st.caption("Some points were not simulated (too many updates for one request at this T and m): "
-                   "their time to ε comes from the bound only, where there is one.")
-    ref = cached.target_rows(tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async")),
-                             sel.delay, problem, eps, horizon, limits.TARGET_REPLICAS, sel.seed, float(gamma), None,
-                             "K")
-    page.chart(plots.target_figure(rows, sweep, best_b, best_s, eps, ref), rows + ref, f"time-to-target-vs-{sweep}",
-               claims.best_choice(rows, sweep, best_b, best_s, eps))
-    page.table(views.target_table(rows, ref, (best_b, best_s)), note=st.column_config.TextColumn(width="large"))
+
+
+def body(sel: sidebar.Selection) -> None:
+    """The sweep's controls, its chart and table: moving one of them reruns only this (a fragment)."""
+    # the formula shown is the one the chart uses: read the page's choices before drawing them
+    for f in views.target_formula("local-sgd" if state.value("sweep") == "H" else state.value("sweep_scheme")):
+        st.latex(f)
+    c1, c2, c3, c4 = st.columns(4)
+    sweep = sidebar.choice("sweep", c1, radio=True)
+    name = sidebar.choice("sweep_scheme", c2) if sweep != "H" else "local-sgd"
+    if sweep == "H":
+        c2.markdown("scheme: **local-sgd** (H is its parameter)")
+    eps = sidebar.number("eps", c3, slider=False)
+    horizon = sidebar.number("horizon", c4, slider=False)
+    with st.expander("Problem, and the constants this sweep uses", expanded=False):
+        problem = sidebar.problem_controls()
+        c5, c6 = st.columns(2)
+        gamma = sidebar.number("gamma", c5, help="staleness factor of the bound for the asynchronous schemes "
+                                                 "(the swept scheme if it is one, and the async reference)")
+        D = sidebar.number("D", c6) if name == "local-sgd" else limits.LOCAL_SGD_FREE_D
+        st.caption(f"Simulated SGD: {limits.TARGET_REPLICAS} replicas per point, constant learning rate η, "
+                   "p₀ the measured fraction of fresh gradients.")
+    with page.guard():
+        if sweep == "K":
+            values = sorted(set(sweeps.k_grid(sel.m, limits.SWEEP_K_POINTS)) | {sel.K})
+            schemes = [sweeps.build(name, sel.m, k, sel.H, float(D)) for k in values]
+        elif sweep == "m":
+            values = sweeps.m_grid(max(sel.m, 2), limits.SWEEP_M_POINTS)
+            schemes = [sweeps.build(name, m, sel.K, sel.H, float(D)) for m in values]
+        else:
+            schemes = [sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in limits.SWEEP_H_VALUES]
+        schemes = list(dict.fromkeys(schemes))
+        refs = tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async"))
+        view = cached.target_view(tuple(schemes), refs, sel.delay, problem, eps, horizon, limits.TARGET_REPLICAS,
+                                  sel.seed, float(gamma), sweep)
+        rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
+        if any("simulated_time" not in r for r in rows):
+            st.caption("Some points were not simulated (too many updates for one request at this T and m): "
+                       "their time to ε comes from the bound only, where there is one.")
+        page.chart(view["figure"], rows + ref, f"time-to-target-vs-{sweep}",
+                   claims.best_choice(rows, sweep, best_b, best_s, eps))
+        page.table(views.target_table(rows, ref, (best_b, best_s)), note=st.column_config.TextColumn(width="large"))
+
+
+page.fragment(body, sel)

@@ -152,3 +152,81 @@ def control_use() -> Iterator[dict[str, set[str]]]:
         yield use
     finally:
         state.value, state.bind = value, bind  # type: ignore[assignment]
+
+
+# -- fragment reruns: what the browser asks for when a control inside an st.fragment moves -----
+#
+# AppTest (1.67) always reruns the whole script.  A browser that moves a widget drawn inside a
+# fragment asks for a rerun of that fragment only (RerunData.fragment_id_queue), and keeps the
+# elements outside it.  ``fragment_runs()`` records each run's deltas (which carry the id of the
+# fragment that drew them); ``fragment_rerun`` then finds the widget's fragment, and reruns it
+# the way the server does, with the previous run's elements kept outside the fragment.
+
+_LAST_DELTAS: dict[int, list[Any]] = {}  # one session's last run's delta messages
+_FRAGMENT: dict[str, str | None] = {"id": None}  # the fragment the run in progress runs alone
+
+
+def _sid(safe_state: Any) -> int:
+    """One session's identity: the SessionState that AppTest and each of its runners wrap."""
+    return id(object.__getattribute__(safe_state, "_state"))
+
+
+@contextlib.contextmanager
+def fragment_runs() -> Iterator[None]:
+    """While active, AppTest runs record their deltas, and :func:`fragment_rerun` works.
+
+    An AppTest run makes a new script runner whose first request is a full rerun, and a
+    fragment request coalesces into a pending full one; so while a fragment rerun is in
+    progress every rerun request of the runner names the fragment."""
+    from streamlit.testing.v1 import local_script_runner as lsr
+
+    original_run, original_rerun_data = lsr.LocalScriptRunner.run, lsr.RerunData
+
+    def rerun_data(*args: Any, **kwargs: Any) -> Any:
+        if _FRAGMENT["id"] is not None and not kwargs.get("fragment_id_queue"):
+            kwargs["fragment_id_queue"] = [_FRAGMENT["id"]]
+        return original_rerun_data(*args, **kwargs)
+
+    def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        sid = _sid(self._session_state)
+        if _FRAGMENT["id"] is not None:
+            for msg in _LAST_DELTAS.get(sid, []):  # the browser keeps what is outside the fragment
+                self.forward_msg_queue.enqueue(msg)
+        tree = original_run(self, *args, **kwargs)
+        _LAST_DELTAS[sid] = [m for m in self.forward_msgs() if m.WhichOneof("type") == "delta"]
+        return tree
+
+    lsr.LocalScriptRunner.run, lsr.RerunData = run, rerun_data  # type: ignore[method-assign, misc]
+    try:
+        yield
+    finally:
+        lsr.LocalScriptRunner.run, lsr.RerunData = original_run, original_rerun_data  # type: ignore[method-assign, misc]
+        _LAST_DELTAS.clear()
+
+
+def widget_fragment(at: AppTest, key: str) -> str | None:
+    """The id of the fragment that drew the widget ``key`` in the last run (None: drawn by the
+    script outside every fragment); KeyError if the last run drew no such widget."""
+    from streamlit.runtime.state.common import user_key_from_element_id
+
+    for msg in _LAST_DELTAS.get(_sid(at._session_state), []):
+        if msg.delta.WhichOneof("type") != "new_element":
+            continue
+        element = msg.delta.new_element
+        kind = element.WhichOneof("type")
+        wid = getattr(getattr(element, kind), "id", "") if kind else ""
+        if isinstance(wid, str) and wid.startswith("$$ID") and user_key_from_element_id(wid) == key:
+            return msg.delta.fragment_id or None
+    raise KeyError(f"no widget {key!r} in the last run (inside fragment_runs())")
+
+
+def fragment_rerun(at: AppTest, kind: str, key: str, value: Any, timeout: float | None = None) -> AppTest:
+    """Move the widget ``key`` (``kind``: "slider", "radio", …) to ``value`` and run what a
+    browser runs then: the widget's fragment alone, or the whole script if it is in none."""
+    fid = widget_fragment(at, key)
+    getattr(at, kind)(key=key).set_value(value)
+    _FRAGMENT["id"] = fid
+    try:
+        return at.run(timeout=timeout)
+    finally:
+        _FRAGMENT["id"] = None

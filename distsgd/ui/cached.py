@@ -9,6 +9,15 @@ measured trace's digest): never by its values, which for an uploaded trace are m
 Each entry is small (rows of numbers, a figure, at most a few 10⁴ samples), ``max_entries``
 bounds the count and ``ttl`` lets idle entries go, so the whole cache stays within a few tens
 of MB (sizes and counts: :mod:`distsgd.ui.limits`).  Nothing here is mutable module state.
+
+Two kinds of cache, both process-wide (one entry serves every session of the class):
+
+* ``st.cache_data`` for rows of numbers: a hit returns an unpickled copy (≈ 0.1 ms for a chart's rows);
+* ``st.cache_resource`` for the *views* (``*_view``: a chart's rows with its plotly figure, built
+  once).  A figure through ``cache_data`` would be pickled, and unpickling re-validates every
+  trace (≈ 10 ms a figure, on every rerun); a resource hit returns the object itself.  Views are
+  shared by every session, so nobody may change them: the pages only read them (the figure is
+  serialised by ``st.plotly_chart``, which copies it; rows are read and copied into tables).
 """
 
 from __future__ import annotations
@@ -26,11 +35,13 @@ from ..error import LearningRate, Problem
 from ..montecarlo import sample_order_statistic, simulate_runtime, simulate_timeline
 from ..random import keyed
 from ..schemes import Scheme, make_scheme
+from . import views
 from .limits import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
     CHART_ANALYTIC_WORK,
     CHART_MAX_ITERATIONS,
+    FIGURE_CACHE_ENTRIES,
     LOCAL_SGD_FREE_D,
     ORDER_STAT_BINS,
     ORDER_STAT_GRID,
@@ -59,6 +70,8 @@ def _subclasses(cls: type) -> list[type]:
 _HASH = {cls: (lambda d: d.key) for cls in _subclasses(Delay)}
 _CACHE: dict[str, Any] = {"max_entries": CACHE_MAX_ENTRIES, "ttl": CACHE_TTL_S, "show_spinner": False,
                           "hash_funcs": _HASH}
+#: the views (rows and a figure, shared objects: see the module's docstring)
+_VIEW: dict[str, Any] = {**_CACHE, "max_entries": FIGURE_CACHE_ENTRIES}
 #: the UI's caps on one chart's simulated SGD (the library's defaults are larger)
 _SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_WORK,
                              "max_timing_cost": UI_MAX_TIMING_COST}
@@ -120,7 +133,7 @@ def delay_summary(delay: Delay) -> dict[str, Any]:
                           for a, b, c in zip(_QUANTILES, x, cdf, strict=True)]}
 
 
-@st.cache_data(**_CACHE)
+@st.cache_resource(**_VIEW)
 def delay_chart(delay: Delay, seed: int) -> Any:
     """The pdf/cdf figure of X with the histogram of a sample (of the trace itself for a trace)."""
     sample = None if isinstance(delay, Empirical) else delay.sample(np.random.default_rng(seed), SAMPLES)
@@ -148,7 +161,7 @@ def _order_statistic(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
     return {"samples": x_s, "edges": edges, "theory": theory, "mean": est.value, "kind": est.kind}
 
 
-@st.cache_data(**_CACHE)
+@st.cache_resource(**_VIEW)
 def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
     """The K-th-of-m figure, the quantiles of its sample, and the kind of its theory line
     (``"pdf"``, or ``"bins"`` for a trace) — not the samples themselves."""
@@ -159,19 +172,22 @@ def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, 
             "theory_kind": o["theory"]["kind"]}
 
 
-@st.cache_data(**_CACHE)
+@st.cache_resource(**_VIEW)
 def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dict[str, Any]:
-    rows = []
+    """E[max of m] against m, analytic and simulated: the rows and their figure."""
+    rows: list[dict[str, Any]] = []
     for m in ms:
         est = order_statistic_mean(delay, m, m)
         mc = simulate_runtime(make_scheme("sync", m), delay, iterations, seed=keyed(seed, "fan-out", m),
                               keep_times=False)
         rows.append({"m": m, "analytic": est.value, "kind": est.kind, "mc_mean": mc.mean,
                      "mc_low": mc.ci95[0], "mc_high": mc.ci95[1]})
-    return {"rows": rows}
+    figure = plots.fanout_figure([r["m"] for r in rows], [r["analytic"] for r in rows], [r["mc_mean"] for r in rows],
+                                 [r["mc_low"] for r in rows], [r["mc_high"] for r in rows], delay.mean)
+    return {"rows": rows, "figure": figure}
 
 
-@st.cache_data(**{**_CACHE, "max_entries": TIMELINE_CACHE_ENTRIES})
+@st.cache_resource(**{**_VIEW, "max_entries": TIMELINE_CACHE_ENTRIES})
 def timeline(scheme: Scheme, delay: Delay, iterations: int, seed: int) -> dict[str, Any]:
     """One run's timeline, its Gantt figure, and each outcome's share of the worker-time up to
     the last update."""
@@ -182,12 +198,68 @@ def timeline(scheme: Scheme, delay: Delay, iterations: int, seed: int) -> dict[s
     return {"timeline": tl, "figure": plots.timeline_figure(tl), "shares": shares}
 
 
-@st.cache_data(**_CACHE)
+@st.cache_resource(**_VIEW)
 def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: int,
             ms: tuple[int, ...]) -> dict[str, Any]:
     """The communication model in the page's units (10⁶ parameters, Gbit/s, ms): D, the time of
     one averaging round with ``m`` workers on ``topology``, and both topologies' times over ``ms``."""
     ps, ring = (CommModel(params=params_m * 1e6, bandwidth=gbps * 1.25e8, latency=latency_ms * 1e-3, topology=t)
                 for t in ("parameter-server", "ring-allreduce"))
-    return {"D": (ps if topology == "parameter-server" else ring).time(m),
-            "rows": [{"m": k, "parameter_server": ps.time(k), "ring_allreduce": ring.time(k)} for k in ms]}
+    rows = [{"m": k, "parameter_server": ps.time(k), "ring_allreduce": ring.time(k)} for k in ms]
+    return {"D": (ps if topology == "parameter-server" else ring).time(m), "rows": rows,
+            "figure": plots.comm_figure(ms, [r["parameter_server"] for r in rows], [r["ring_allreduce"] for r in rows])}
+
+
+# -- views: a chart's rows and its figure, built once for everyone ---------------------------
+
+
+@st.cache_resource(**_VIEW)
+def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Delay, Ks: tuple[int, ...], H: int, budget: float,
+                      seed: int, x_title: str, title: str) -> dict[str, Any]:
+    rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed)
+    return {"rows": rows, "figure": plots.runtime_figure(rows, "x_K", x_title, title)}
+
+
+@st.cache_resource(**_VIEW)
+def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Delay, K: int, H: int, comm_delay: float,
+                      budget: float, seed: int, x_title: str, title: str) -> dict[str, Any]:
+    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed)
+    return {"rows": rows, "figure": plots.runtime_figure(rows, "m", x_title, title, log_x=True)}
+
+
+@st.cache_resource(**_VIEW)
+def runtime_vs_H_view(m: int, Hs: tuple[int, ...], delay: Delay, comm_delay: float, budget: float, seed: int,
+                      title: str, y_title: str) -> dict[str, Any]:
+    rows = runtime_vs_H(m, Hs, delay, comm_delay, budget, seed)
+    return {"rows": rows, "figure": plots.runtime_figure(rows, "H", "local steps H", title, y_title=y_title)}
+
+
+@st.cache_resource(**_VIEW)
+def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Delay, K: int, H: int, comm_delay: float,
+                 budget: float, seed: int) -> dict[str, Any]:
+    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed)
+    return {"rows": rows, "figure": plots.speedup_figure(rows)}
+
+
+@st.cache_resource(**_VIEW)
+def error_view(schemes: tuple[Scheme, ...], delay: Delay, problem: Problem, time: float, points: int,
+               replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
+               eps: float | None) -> dict[str, Any]:
+    """The error chart: its rows, the summary of every scheme (skipped ones included, with the
+    reason), and with a target ε the first time each simulated scheme's mean reaches it."""
+    rows, summary = error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr)
+    targets = (None if eps is None else
+               views.times_to_target(rows, [s["scheme"] for s in summary if "skipped" not in s], eps))
+    return {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
+
+
+@st.cache_resource(**_VIEW)
+def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Delay, problem: Problem, eps: float,
+                time: float, replicas: int, seed: int, gamma: float, x_name: str) -> dict[str, Any]:
+    """The trade-offs chart: time to ε of each swept scheme and of the references (sync and
+    async at the sidebar's settings), the best points by the bound and by simulation."""
+    rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name)
+    ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K")
+    best = (sweeps.best_index(rows, "bound_time"), sweeps.best_index(rows, "simulated_time"))
+    return {"rows": rows, "ref": ref, "best": best,
+            "figure": plots.target_figure(rows, x_name, best[0], best[1], eps, ref)}

@@ -147,6 +147,10 @@ TRACE_MAX_BYTES = 5 * 2**20
 #: numbers or ≤ SAMPLES values (≤ 1 MB), so a cache stays within tens of MB
 CACHE_MAX_ENTRIES = 64
 CACHE_TTL_S = 3600
+#: entries of each view (a chart's rows and its plotly figure, kept as objects by
+#: st.cache_resource): a figure holds its traces' arrays, ≤ a few hundred points per trace
+#: (≤ 0.5 MB), so 64 of them per chart stay within tens of MB like the data caches
+FIGURE_CACHE_ENTRIES = 64
 #: a timeline entry holds up to limits.TIMELINE_MAX_JOBS_VECTORISED intervals (≈ 10 MB):
 #: fewer of them
 TIMELINE_CACHE_ENTRIES = 16

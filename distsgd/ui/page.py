@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import sweeps
 from ..params import ParameterError
@@ -16,6 +17,7 @@ from . import state
 from .limits import LOCAL_SGD_FREE_D
 
 _BOX = "_notice_box"
+_IN_FRAGMENT = "_in_fragment"
 
 
 def header(title: str, intro: str, latex: str | Sequence[str] = ()) -> None:
@@ -28,13 +30,41 @@ def header(title: str, intro: str, latex: str | Sequence[str] = ()) -> None:
     st.session_state[_BOX] = st.container()
 
 
-def show_notices() -> None:
+def show_notices(box: Any = None) -> None:
     """Notices about clamped or replaced inputs (URL or widgets) of this run, as plain text
     (user text in them is escaped and truncated: never a link, an image or a formula)."""
-    box = st.session_state.pop(_BOX, None) or st.container()
+    box = box or st.session_state.pop(_BOX, None) or st.container()
     for note in state.notices():
         box.warning(state.plain(note), icon="⚠️")
     state.clear_notices()
+
+
+def fragment(body: Callable[..., None], *args: Any) -> None:
+    """Draw ``body(*args)`` as an ``st.fragment``: moving a control drawn inside it reruns only
+    this function (with the same ``args``: the sidebar's selection of the last full run), not the
+    sidebar, the header or the page's other charts.  A sidebar change still reruns everything.
+
+    On a run of the fragment alone ``app.py`` does not run, so the fragment does the end of a run
+    itself: it shows the notices its controls raised (a clamped value) at its top and writes the
+    controls to the URL.  Fragments nest; the outermost one that runs does this."""
+    st.fragment(_fragment_body)(body, *args)
+
+
+def _fragment_body(body: Callable[..., None], *args: Any) -> None:
+    ctx = get_script_run_ctx()
+    alone = bool(ctx is not None and ctx.fragment_ids_this_run) and not st.session_state.get(_IN_FRAGMENT)
+    if not alone:
+        body(*args)
+        return
+    state.begin_run()
+    box = st.container()
+    st.session_state[_IN_FRAGMENT] = True
+    try:
+        body(*args)
+    finally:
+        st.session_state.pop(_IN_FRAGMENT, None)
+    show_notices(box)
+    state.sync_url()
 
 
 def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[str, Any]]], name: str,
