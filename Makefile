@@ -7,7 +7,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test lint bench venv dev-venv browser clean
+.PHONY: run test lint bench bench-load venv dev-venv browser clean
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,12 @@ test: dev-venv browser lint
 
 bench: dev-venv
 	$(PY) -m benchmarks.run_all
+
+# N = 1, 10, 30, 60 sessions on one server process, then 30 through nginx with 2 processes
+# (skipped with a message when nginx is missing); writes benchmarks/results/load.md (~10 min)
+bench-load: dev-venv
+	$(PY) -m benchmarks.bench_load
+	$(PY) -m benchmarks.bench_load --nginx 2 --sessions 30
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts
