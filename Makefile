@@ -1,5 +1,6 @@
 # make run   — set up .venv and start the dashboard on http://localhost:8501
 # make test  — set up .venv (with the test tools and Chromium) and run the whole test suite
+#              (kernels compiled; then the kernel-related files again with DISTSGD_JIT=0)
 # make bench — run the benchmarks and write benchmarks/results/*.md
 # make lint  — ruff and mypy, as configured in pyproject.toml (make test runs it first)
 PYTHON ?= python3
@@ -37,8 +38,14 @@ lint: dev-venv
 	$(PY) -m ruff check distsgd tests benchmarks app.py pages
 	$(PY) -m mypy
 
+# the suite with the numba kernels compiled, then the files that exercise the kernels and the
+# engines and SGD around them again on the plain-Python reference path (DISTSGD_JIT=0)
 test: dev-venv browser lint
 	$(PY) -m pytest -n 2 -q
+	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider $(JIT_TESTS)
+
+JIT_TESTS := tests/test_engine_kernels.py tests/test_sgd_kernels.py tests/test_sgd.py tests/test_montecarlo.py \
+	tests/test_schemes.py tests/test_registry.py
 
 bench: dev-venv
 	$(PY) -m benchmarks.run_all

@@ -12,12 +12,12 @@ from distsgd.ui import sidebar, state
 st.set_page_config(page_title="distsgd — stragglers and staleness", page_icon="⏱️", layout="wide")
 
 PAGES = [
-    st.Page("pages/runtime.py", title="Runtime per iteration", icon="⏱️", default=True),
-    st.Page("pages/error.py", title="Error vs wall-clock time", icon="📉"),
-    st.Page("pages/delays.py", title="Delay distribution", icon="🎲"),
-    st.Page("pages/timeline.py", title="Timeline of workers", icon="🗂️"),
-    st.Page("pages/local_sgd.py", title="Local SGD and communication", icon="🔁"),
-    st.Page("pages/tradeoffs.py", title="Trade-offs: best K, m, H", icon="⚖️"),
+    st.Page("pages/runtime.py", title="Runtime per iteration", icon=":material/timer:", default=True),
+    st.Page("pages/error.py", title="Error vs wall-clock time", icon=":material/trending_down:"),
+    st.Page("pages/delays.py", title="Delay distribution", icon=":material/casino:"),
+    st.Page("pages/timeline.py", title="Timeline of workers", icon=":material/view_timeline:"),
+    st.Page("pages/local_sgd.py", title="Local SGD and communication", icon=":material/sync_alt:"),
+    st.Page("pages/tradeoffs.py", title="Trade-offs: best K, m, H", icon=":material/balance:"),
 ]
 
 page = st.navigation(PAGES)

@@ -35,7 +35,7 @@ def show_notices(box: Any = None) -> None:
     (user text in them is escaped and truncated: never a link, an image or a formula)."""
     box = box or st.session_state.pop(_BOX, None) or st.container()
     for note in state.notices():
-        box.warning(state.plain(note), icon="⚠️")
+        box.warning(state.plain(note), icon=":material/warning:")
     state.clear_notices()
 
 
@@ -89,7 +89,7 @@ def simulated(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """A warning for each scheme a chart could not simulate (with the reason); the others."""
     for s in summary:
         if "skipped" in s:
-            st.warning(state.plain(f"Not simulated — {s['skipped']}"), icon="⚠️")
+            st.warning(state.plain(f"Not simulated — {s['skipped']}"), icon=":material/warning:")
     return [s for s in summary if "skipped" not in s]
 
 
@@ -122,9 +122,9 @@ def guard() -> Iterator[None]:
     try:
         yield
     except ParameterError as exc:
-        st.error(f"Cannot compute this view: {state.plain(str(exc))}", icon="🚫")
+        st.error(f"Cannot compute this view: {state.plain(str(exc))}", icon=":material/block:")
     except Exception as exc:  # the hosted app never shows a traceback
         st.error(f"Something went wrong computing this view ({type(exc).__name__}). "
-                 "Try other settings; the issue has been logged.", icon="🚫")
+                 "Try other settings; the issue has been logged.", icon=":material/block:")
         import logging
         logging.getLogger("distsgd").exception("page error")
