@@ -45,7 +45,7 @@ test: dev-venv browser lint
 	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider $(JIT_TESTS)
 
 JIT_TESTS := tests/test_engine_kernels.py tests/test_sgd_kernels.py tests/test_sgd.py tests/test_montecarlo.py \
-	tests/test_schemes.py tests/test_registry.py
+	tests/test_schemes.py tests/test_registry.py tests/test_crosscheck.py tests/test_robustness.py
 
 bench: dev-venv
 	$(PY) -m benchmarks.run_all
