@@ -90,8 +90,10 @@ class LocalSGD(Scheme):
         return "per-round sums of H delays, max over m workers"
 
     def iteration_cost(self, delay: Delay | None, replicas: int) -> float:
-        if self.H == 1 or (delay is not None and delay.sum_law(self.H) is not None):
+        if self.H == 1:
             return iid.ORDER_STATISTIC_COST
+        if delay is not None and delay.sum_law(self.H) is not None:
+            return iid.sum_law_cost(self.H)
         return iid.local_sgd_cost(self.m, self.H)
 
     def costly_parameter(self) -> str:
