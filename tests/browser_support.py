@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 try:
     from playwright.sync_api import Error as PlaywrightError  # its TimeoutError is one too
@@ -230,15 +231,22 @@ def stop(proc: subprocess.Popen) -> None:
 RUN_COUNTER = """
 (() => {
   window.__stBusy = 0; window.__stState = null; window.__stMut = performance.now();
-  const look = () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const s = app ? app.getAttribute('data-test-script-state') : null;
+  const see = (s) => {
     if (s !== window.__stState) {
       if (s && s !== 'notRunning' && s !== 'initial') window.__stBusy++;
       window.__stState = s;
     }
   };
+  // A fast run can go running → notRunning within one batch of mutation records: replay every
+  // state the attribute passed through (each record's old value), then the current one.
+  const look = (records) => {
+    const passed = records.filter((r) => r.type === 'attributes').map((r) => r.oldValue);
+    for (const s of passed.slice(1)) see(s);
+    const app = document.querySelector('[data-testid="stApp"]');
+    see(app ? app.getAttribute('data-test-script-state') : null);
+  };
   new MutationObserver(look).observe(document, {subtree: true, childList: true, attributes: true,
+                                               attributeOldValue: true,
                                                attributeFilter: ['data-test-script-state']});
   new MutationObserver((records) => {
     for (const r of records) {
@@ -265,18 +273,41 @@ QUIET_JS = """ms => (performance.now() - (window.__stMut || 0)) >= ms
     && !document.querySelector('[data-testid="stSidebar"] [data-testid="stSkeleton"]')"""
 
 
+class _Runs:
+    """Script runs the server has finished for a page (``script_finished`` ForwardMsgs on its
+    websocket, full runs and fragment runs alike).  The page's own state attribute is no count:
+    a fast run's rerunRequested → running → notRunning can reach the DOM as one React commit."""
+
+    def __init__(self, pg) -> None:
+        self.finished = 0
+        pg.on("websocket", self._socket)
+
+    def _socket(self, ws) -> None:
+        if ws.url.endswith("/_stcore/stream"):
+            ws.on("framereceived", self._frame)
+
+    def _frame(self, payload: str | bytes) -> None:
+        if isinstance(payload, bytes) and ForwardMsg.FromString(payload).WhichOneof("type") == "script_finished":
+            self.finished += 1
+
+
+_RUNS: dict[int, _Runs] = {}
+
+
 def runs(pg) -> int:
-    return int(pg.evaluate("() => window.__stBusy || 0"))
+    """Script runs finished so far (Playwright delivers the frames while the test waits)."""
+    return _RUNS[id(pg)].finished
 
 
 def settle(pg, since: int | None = None, what: str = "", charts: bool = False) -> None:
     """Wait until a run has started after ``since`` (if given), then until the app is idle and
     stays idle, with no new run and no change to the sidebar, for QUIET_MS."""
     if since is not None:
-        try:
-            pg.wait_for_function(f"() => (window.__stBusy || 0) > {since}", timeout=RERUN_START_S * 1000)
-        except PlaywrightError:
-            raise AssertionError(f"{what}: the app did not rerun within {RERUN_START_S} s") from None
+        start = time.monotonic()
+        while runs(pg) <= since:
+            if time.monotonic() - start > RERUN_START_S:
+                raise AssertionError(f"{what}: the app did not rerun within {RERUN_START_S} s")
+            pg.wait_for_timeout(50)
     deadline = time.monotonic() + RENDER_S
     while True:
         try:
@@ -330,6 +361,7 @@ def new_page(browser, errors: list[str]):
     pg.add_init_script(RUN_COUNTER)
     pg.on("pageerror", lambda e: errors.append(str(e)))
     _FETCHES[id(pg)] = _Fetches(pg)
+    _RUNS[id(pg)] = _Runs(pg)
     return pg
 
 
