@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from plotly.subplots import make_subplots
 
 from .delays import Delay
 from .estimate import VALUE_KINDS
@@ -187,8 +186,18 @@ def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins
 
 
 def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
-    """pdf (histogram of a sample for a measured trace) and cdf of X."""
-    fig = _themed(make_subplots(rows=1, cols=2, subplot_titles=("density f(x)", "distribution F(x)")))
+    """pdf (histogram of a sample for a measured trace) and cdf of X, side by side (the layout
+    make_subplots(rows=1, cols=2) makes, written out: it costs ≈ 9 ms a figure)."""
+    x_title = {"text": "delay x (time units)"}
+    fig = _figure(f"Delay distribution: {delay.label}", bargap=0, height=380,
+                  xaxis={"anchor": "y", "domain": [0.0, 0.45], "title": x_title},
+                  yaxis={"anchor": "x", "domain": [0.0, 1.0], "title": {"text": "density"}},
+                  xaxis2={"anchor": "y2", "domain": [0.55, 1.0], "title": x_title},
+                  yaxis2={"anchor": "x2", "domain": [0.0, 1.0], "title": {"text": "probability"}},
+                  annotations=[{"font": {"size": 16}, "showarrow": False, "text": text, "x": x, "xanchor": "center",
+                                "xref": "paper", "y": 1.0, "yanchor": "bottom", "yref": "paper"}
+                               for text, x in (("density f(x)", 0.225), ("distribution F(x)", 0.775))])
+    left, right = {"xaxis": "x", "yaxis": "y"}, {"xaxis": "x2", "yaxis": "y2"}
     atoms = delay.atoms  # a trace: no density, a step cdf
     discrete = atoms is not None
     lo = delay.ppf(0.0005) if not discrete else delay.support[0]
@@ -196,20 +205,16 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     lo, hi = float(min(lo, delay.support[0])), float(hi)
     x = np.linspace(lo, hi, 600)
     if atoms is not None:
-        fig.add_trace(_hist(atoms, lo, hi, "trace (histogram)", "#7f7f7f"), 1, 1)
+        fig.add_trace(_hist(atoms, lo, hi, "trace (histogram)", "#7f7f7f").update(left))
     else:
         if samples is not None:
-            fig.add_trace(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)"), 1, 1)
+            fig.add_trace(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)").update(left))
         with np.errstate(divide="ignore", invalid="ignore"):  # e.g. Weibull k < 1 is infinite at 0
             pdf = np.asarray(delay.pdf(x), dtype=float)
         pdf[~np.isfinite(pdf)] = np.nan
-        fig.add_trace(go.Scatter(x=x, y=pdf, name="theory: pdf", line=dict(color="#1f77b4")), 1, 1)
+        fig.add_trace(go.Scatter(x=x, y=pdf, name="theory: pdf", line=dict(color="#1f77b4"), **left))
     fig.add_trace(go.Scatter(x=x, y=delay.cdf(x), name="theory: cdf", line=dict(color="#ff7f0e"),
-                             line_shape="hv" if discrete else "linear"), 1, 2)
-    fig.update_xaxes(title_text="delay x (time units)")
-    fig.update_yaxes(title_text="density", row=1, col=1)
-    fig.update_yaxes(title_text="probability", row=1, col=2)
-    fig.update_layout(title=f"Delay distribution: {delay.label}", bargap=0, **{**_LAYOUT, "height": 380})
+                             line_shape="hv" if discrete else "linear", **right))
     return fig
 
 
