@@ -143,7 +143,7 @@ def test_simulate_error_gives_the_same_curve_and_statistics_either_way(name, kw,
     monkeypatch.setattr(sim_mod, "NOISE_BLOCK_BYTES", 8 * 3 * PROB.dim * 11)
     out = {}
     for compiled in (False, True):
-        monkeypatch.setattr(sim_mod, "_COMPILED", compiled)
+        monkeypatch.setattr(jit, "ENABLED", compiled)  # the one switch: the engines follow it too
         out[compiled] = simulate_error(scheme, DELAY, PROB, 30.0, points=7, replicas=12, seed=3,
                                        lr=RULES["staleness"], keep_errors=True)
     ref, got = out[False], out[True]

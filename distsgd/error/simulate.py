@@ -38,8 +38,6 @@ from .timing import counts_at, covering_trace, updates_needed
 
 __all__ = ["ErrorSimulation", "simulate_error"]
 
-#: whether simulate_error runs the compiled kernels (else the numpy reference loops)
-_COMPILED = jit.ENABLED
 #: bytes of Gaussian noise drawn at once for the kernels (a block of updates, into one reused
 #: buffer: 4 MiB stays in cache and was the fastest of 0.25–16 MiB)
 NOISE_BLOCK_BYTES = limits.SGD_GROUP_BYTES // 16
@@ -165,7 +163,7 @@ def _run_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate
              rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
     """Error after each update (column 0 is f(w₀)), shape (R, n + 1): the compiled kernels when
     enabled, else the numpy reference."""
-    run = _run_sgd_kernel if _COMPILED else _run_sgd_numpy
+    run = _run_sgd_kernel if jit.ENABLED else _run_sgd_numpy
     return run(scheme, problem, tr, lr, rng, stats)
 
 
