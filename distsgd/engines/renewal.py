@@ -32,24 +32,23 @@ __all__ = [
 ]
 
 
-#: k-async, stepped update by update with R replicas in lockstep: the Python and numpy-call
-#: overhead of one step (ns), and per replica: per step, per worker, per pusher
-#: (measured on an idle 2-core machine, one core: 12 µs per step at R = 4, m = 16; 46 µs at
-#: R = 150, m = 16; 271 µs at R = 150, m = 100; 45 µs at R = 4, m = 1000, K = 250 — the model
-#: is within ×0.6–2.7 of these, erring high)
-KASYNC_STEP, KASYNC_REPLICA, KASYNC_WORKER, KASYNC_PUSHER = 15_000.0, 100.0, 10.0, 20.0
-#: the compiled stepper (kernels.kasync_steps) has no per-step overhead; per update of a replica
-#: ≈ 3 ns per worker (the merge) and 70 ns per pusher (its draw, the sort of the new finish times)
-#: plus the batch means (measured on a loaded 2-core machine, kernel alone: 140–170 ns at m = 16,
-#: K = 4; 1.5–1.6 µs at m = 100, K = 25; 19–20 µs at m = 1000, K = 250 — the model errs high)
-if jit.ENABLED:
-    KASYNC_STEP, KASYNC_REPLICA, KASYNC_WORKER, KASYNC_PUSHER = 0.0, 40.0, 3.0, 70.0
+#: k-async cost (≈ ns) per path: the overhead of one step shared by the replicas, then per
+#: replica, per worker and per pusher.  The numpy path steps R replicas in lockstep (measured on
+#: an idle 2-core machine, one core: 12 µs per step at R = 4, m = 16; 46 µs at R = 150, m = 16;
+#: 271 µs at R = 150, m = 100; 45 µs at R = 4, m = 1000, K = 250 — the model is within ×0.6–2.7
+#: of these, erring high).  The compiled stepper (kernels.kasync_steps) has no per-step overhead:
+#: ≈ 3 ns per worker (the merge) and 70 ns per pusher (its draw, the sort of the new finish
+#: times) plus the batch means (measured on a loaded 2-core machine, kernel alone: 140–170 ns at
+#: m = 16, K = 4; 1.5–1.6 µs at m = 100, K = 25; 19–20 µs at m = 1000, K = 250 — erring high)
+KASYNC_NUMPY = (15_000.0, 100.0, 10.0, 20.0)
+KASYNC_KERNEL = (0.0, 40.0, 3.0, 70.0)
 
 
 def kasync_cost(m: int, K: int, replicas: int) -> float:
-    """One k-async update of one replica (≈ ns): the lockstep step shared by the replicas,
-    plus per replica, per worker and per pusher."""
-    return KASYNC_STEP / max(1, replicas) + KASYNC_REPLICA + KASYNC_WORKER * m + KASYNC_PUSHER * K
+    """One k-async update of one replica (≈ ns) on the path in force (:data:`distsgd.jit.ENABLED`):
+    the step shared by the replicas, plus per replica, per worker and per pusher."""
+    step, replica, worker, pusher = KASYNC_KERNEL if jit.ENABLED else KASYNC_NUMPY
+    return step / max(1, replicas) + replica + worker * m + pusher * K
 
 
 def merged_cost(m: int, K: int) -> float:
