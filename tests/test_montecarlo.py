@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from distsgd import ParameterError, make_scheme, parse_delay
+from distsgd import ParameterError, jit, make_scheme, parse_delay
 from distsgd.engines import iid as iid_engines
 from distsgd.montecarlo import (
     sample_order_statistic,
@@ -126,16 +126,18 @@ def shallow_paths(monkeypatch):
     return calls
 
 
-@pytest.mark.parametrize("forced", [False, True], ids=["natural-depth", "shallow-paths"])
-def test_k_batch_sync_extends_paths_with_the_right_law(forced, request):
-    """Against the brute force above.  Exponential delays: E[T] = K/(mλ) exactly, whatever the
-    allocation of points to workers.  Uniform(0, 1): when a worker is fast enough to outrun its
-    drawn path, T tends to be small, so redrawing such iterations instead of extending them (or
-    extending from 0) biases the mean.  With the engine's own depth almost no iteration needs an
-    extension (0.1 % for the exponential case, none for the uniform ones: that variant checks the
-    law, not the extension); with shallow paths 98 %, 100 % and 58 % of the iterations of the
-    three cases extend some worker's path."""
-    if forced:
+@pytest.mark.parametrize("path", ["kernel", "numpy", "numpy-shallow"])
+def test_k_batch_sync_has_the_right_law(path, request, monkeypatch):
+    """Both engines against the brute force above: the compiled one in event order (m + K − 1
+    draws) and the numpy one that extends paths.  Exponential delays: E[T] = K/(mλ) exactly,
+    whatever the allocation of points to workers.  Uniform(0, 1): when a worker is fast enough
+    to outrun its drawn path, T tends to be small, so redrawing such iterations instead of
+    extending them (or extending from 0) biases the mean.  With the numpy engine's own depth
+    almost no iteration needs an extension (0.1 % for the exponential case, none for the
+    uniform ones: that variant checks the law, not the extension); with shallow paths 98 %,
+    100 % and 58 % of the iterations of the three cases extend some worker's path."""
+    monkeypatch.setattr(jit, "ENABLED", path == "kernel")
+    if path == "numpy-shallow":
         assert request.getfixturevalue("shallow_paths") == []
     m, K, lam, n = 3, 40, 2.0, 20_000
     r = simulate_runtime(make_scheme("k-batch-sync", m, K=K), parse_delay(f"exp(rate={lam})"), n, seed=8)
@@ -147,7 +149,7 @@ def test_k_batch_sync_extends_paths_with_the_right_law(forced, request):
         se = math.hypot(fast.half_width / 1.959963984540054, brute.std(ddof=1) / math.sqrt(n))
         assert abs(fast.mean - brute.mean()) <= 4 * se, (m, K, fast.mean, brute.mean(), se)
         assert stats.ks_2samp(fast.times, brute).pvalue > 1e-4
-    if forced:
+    if path == "numpy-shallow":
         assert request.getfixturevalue("shallow_paths"), \
             "the engine no longer asks _kbatch_sync_depth: force shallow paths another way"
 
