@@ -5,10 +5,12 @@ The public API of DESIGN §5: ``parse_delay``, ``make_scheme``, ``expected_runti
 raises :class:`ParameterError` naming the parameter.
 """
 from .analytic import Estimate, expected_runtime
+from .clusters import Cluster, make_cluster
 from .delays import Delay, parse_delay
 from .montecarlo import RuntimeSample, simulate_runtime
 from .params import ParameterError
 from .schemes import Scheme, backup_workers, make_scheme
 
-__all__ = ["Delay", "Estimate", "ParameterError", "RuntimeSample", "Scheme", "backup_workers",
+__all__ = ["Cluster", "make_cluster",
+           "Delay", "Estimate", "ParameterError", "RuntimeSample", "Scheme", "backup_workers",
            "expected_runtime", "make_scheme", "parse_delay", "simulate_runtime"]

@@ -24,6 +24,7 @@ import warnings
 import numpy as np
 
 from . import limits
+from .clusters import IID, Cluster, as_cluster
 from .delays import Delay, check_delay
 from .estimate import KINDS, REL_TOL, VALUE_KINDS, Estimate
 from .orderstats import (
@@ -45,8 +46,9 @@ __all__ = [
 WORK = Domain("work", 0.0, math.inf, low_open=True, doc="work budget of the lattice computations")
 
 
-def expected_runtime(scheme: Scheme, delay: Delay, work: float | None = None) -> Estimate:
-    """Expected runtime per iteration E[T] of ``scheme`` under i.i.d. delays ``delay`` (DESIGN §2).
+def expected_runtime(scheme: Scheme, delay: Delay | Cluster, work: float | None = None) -> Estimate:
+    """Expected runtime per iteration E[T] of ``scheme`` under i.i.d. delays ``delay`` (DESIGN §2),
+    or on a cluster (DESIGN §7: :meth:`Scheme.cluster_runtime`; an i.i.d. cluster is the delay).
 
     * sync / k-sync: ``E[X_{m:m}]`` / ``E[X_{K:m}]`` (order statistics; Dutta et al. 2018).
     * async / k-batch-async: ``E[X]/m`` / ``K·E[X]/m`` (elementary renewal theorem), exact.
@@ -64,8 +66,15 @@ def expected_runtime(scheme: Scheme, delay: Delay, work: float | None = None) ->
     reason in ``method``).
     """
     check_scheme(scheme)
-    check_delay(delay)
+    cluster = None if isinstance(delay, Delay) else as_cluster(delay, scheme.m)
+    if isinstance(cluster, IID):
+        delay, cluster = cluster.delay, None
+    if cluster is None:
+        check_delay(delay)
     budget = limits.ANALYTIC_WORK if work is None else WORK.check(work, "work")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if cluster is not None:
+            return scheme.cluster_runtime(cluster, budget)
+        assert isinstance(delay, Delay)
         return scheme.expected_runtime(delay, budget)

@@ -30,7 +30,9 @@ import numpy as np
 
 from . import limits
 from . import random as _random
+from .clusters import IID, Cluster, as_cluster
 from .delays import Delay, check_delay
+from .engines import clusters as cluster_engine
 from .engines.batchmeans import MAX_KEPT_TIMES, cv2, layout, t95, warmup
 from .engines.renewal import UpdateTrace
 from .engines.timeline import Intervals
@@ -250,7 +252,7 @@ def _check_cost(scheme: Scheme, iterations: int, delay: Delay, budget: float) ->
                          f"{cost / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most {lo} fit")
 
 
-def simulate_runtime(scheme: Scheme, delay: Delay, iterations: int = 100_000,
+def simulate_runtime(scheme: Scheme, delay: Delay | Cluster, iterations: int = 100_000,
                      seed: _random.Seed = None, keep_times: bool = True, *,
                      budget: float | None = None) -> RuntimeSample:
     """Monte Carlo mean runtime per iteration with a 95% confidence interval.
@@ -263,7 +265,16 @@ def simulate_runtime(scheme: Scheme, delay: Delay, iterations: int = 100_000,
     Generator (then ``seed`` is None in the result), or None.  A run whose predicted cost
     exceeds ``budget`` (default ``limits.TIME_BUDGET`` ≈ 60 s) is refused (ParameterError
     naming ``iterations`` with how many fit, or the scheme parameter that is too big).
+
+    ``delay`` may be a cluster (DESIGN §7): an i.i.d. one is its delay; on the others the
+    workers' mini-batch times come from the cluster (sync, k-sync and local SGD in this version).
     """
+    if not isinstance(delay, Delay):
+        check_scheme(scheme)
+        cluster = as_cluster(delay, scheme.m)
+        if not isinstance(cluster, IID):
+            return _simulate_cluster(scheme, cluster, iterations, seed, keep_times, budget)
+        delay = cluster.delay
     _check_model(scheme, delay)
     iterations = ITERATIONS.check(iterations, "iterations")
     budget = limits.TIME_BUDGET if budget is None else BUDGET.check(budget, "budget")
@@ -296,6 +307,48 @@ def simulate_runtime(scheme: Scheme, delay: Delay, iterations: int = 100_000,
     return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=iterations,
                          seed=seed_out, method=method, times=times, std=std,
                          staleness_mean=None, fresh_fraction=None, note=note)
+
+
+def _t_interval(x: np.ndarray) -> tuple[float, float, float]:
+    """Mean, standard deviation and 95% half-width of independent values."""
+    mean, std = float(x.mean()), float(x.std(ddof=1))
+    return mean, std, t95(x.size - 1) * std / math.sqrt(x.size)
+
+
+def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed: _random.Seed, keep_times: bool,
+                      budget: float | None) -> RuntimeSample:
+    """Sync, k-sync and local SGD on a cluster (:mod:`distsgd.engines.clusters`): i.i.d.
+    iterations and the t-interval without a state; with one (Markov slowdowns, ρ > 0), R
+    replicas of a stationary run and batch means."""
+    iterations = ITERATIONS.check(iterations, "iterations")
+    budget = limits.TIME_BUDGET if budget is None else BUDGET.check(budget, "budget")
+    _check_seed(seed)
+    seed_out = _random.seed_int(seed) if not isinstance(seed, (np.random.SeedSequence, np.random.Generator)) \
+        else None
+    unit = scheme.cluster_cost(cluster)
+    if unit * limits.MIN_ITERATIONS > budget:
+        raise ParameterError("m", f"{scheme.label} on this cluster is too big to simulate: one iteration costs "
+                             f"about {unit / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound")
+    if unit * iterations > budget:
+        raise ParameterError("iterations", f"{iterations} iterations of {scheme.label} on this cluster would take "
+                             f"about {unit * iterations / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most "
+                             f"{int(budget // unit)} fit")
+    rng = _random.generator(seed)
+    if not cluster.stateful:
+        x = scheme.cluster_times(cluster, 1, iterations, rng).ravel()
+        mean, std, hw = _t_interval(x)
+        method = f"{cluster.kind} cluster: every worker's mini-batch drawn, the K-th of each iteration"
+    else:
+        R, B = cluster_engine.REPLICAS, cluster_engine.BATCHES
+        n = max(4, -(-iterations // (R * B))) * B
+        x = scheme.cluster_times(cluster, R, n, rng)
+        mean, _, hw = _t_interval(x.reshape(R * B, n // B).mean(axis=1))
+        std = float(x.std(ddof=1))
+        x = x.ravel()
+        method = (f"{cluster.kind} cluster: {R} stationary runs × {n} iterations, 95% CI from {R * B} batch means "
+                  "(the iterations of a run are correlated)")
+    return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=x.size, seed=seed_out,
+                         method=method, times=x[:MAX_KEPT_TIMES] if keep_times else None, std=std)
 
 
 def _simulate_renewal(scheme: Scheme, delay: Delay, iterations: int, seed: int | None,

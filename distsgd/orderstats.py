@@ -40,7 +40,7 @@ from .random import Seed, generator
 __all__ = [
     "Law", "order_statistic_mean", "order_statistic_std", "order_statistic_moments",
     "order_statistic_cdf", "order_statistic_pdf", "order_statistic_quadrature", "quadrature_moments",
-    "sample_order_statistic", "check_order_statistic",
+    "sample_order_statistic", "check_order_statistic", "breakpoints",
 ]
 
 
@@ -96,7 +96,7 @@ _P_LOW = 2.0 ** -np.arange(1, 67)
 _Q_UP = np.concatenate([2.0 ** -np.arange(1, 67), 2.0 ** -np.arange(70, 997, 4)])
 
 
-def _breakpoints(law: Law, k: int, n: int) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
+def breakpoints(law: Law, k: int, n: int) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """Quantiles of X_{k:n}: (lower breakpoints ascending, median, upper breakpoints, their q)."""
     # P(X_{k:n} ≤ x) = I_{F(x)}(k, n-k+1)  →  x_p = F⁻¹(B⁻¹(p; k, n-k+1))
     # P(X_{k:n} > x) = I_{S(x)}(n-k+1, k)  →  x^q = S⁻¹(B⁻¹(q; n-k+1, k))  (precise for tiny q)
@@ -132,7 +132,7 @@ def quadrature_moments(law: Law, k: int, n: int) -> QuadratureMoments:
     """
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lo, c, up, q = _breakpoints(law, k, n)
+        lo, c, up, q = breakpoints(law, k, n)
         lo = np.maximum.accumulate(lo)
         up = np.concatenate([[c], np.maximum.accumulate(up)])
         lo = np.concatenate([lo, [c]])

@@ -10,6 +10,7 @@ order statistics of many workers keep their precision (``isf(v)`` for tiny ``v``
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
@@ -90,6 +91,9 @@ class Delay(ABC):
     PARAMS: ClassVar[tuple[Domain, ...]]
     #: spec keyword → dataclass field, where they differ (``mean`` is taken by the property)
     FIELDS: ClassVar[dict[str, str]] = {}
+    #: how each field moves when every time is multiplied by s (:meth:`scaled`): a time is
+    #: multiplied by s, a rate divided by s, a log-location shifted by log s
+    SCALING: ClassVar[dict[str, str]] = {}
 
     def __post_init__(self) -> None:
         for dom in self.PARAMS + (SHIFT,):
@@ -116,6 +120,17 @@ class Delay(ABC):
     def parameters(self) -> dict[str, float]:
         """The family parameters by spec keyword (shift excluded), in declaration order."""
         return {d.name: getattr(self, self.FIELDS.get(d.name, d.name)) for d in self.PARAMS}
+
+    def scaled(self, s: float) -> Delay:
+        """The law of s·X (the shift scaled too), in the same family: a straggler s times slower
+        (DESIGN §7).  A ParameterError names the family parameter that leaves its domain."""
+        if s == 1.0:
+            return self
+        change: dict[str, Any] = {"shift": self.shift * s}
+        for f, how in self.SCALING.items():
+            v = getattr(self, f)
+            change[f] = v * s if how == "time" else v / s if how == "rate" else v + math.log(s)
+        return dataclasses.replace(self, **change)
 
     def sample(self, rng: Any, size: Any = None) -> np.ndarray:
         """``size`` i.i.d. draws of X (vectorised); ``rng`` a Generator or a seed."""

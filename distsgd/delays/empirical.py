@@ -77,6 +77,7 @@ class Empirical(Delay):
     file: str = "<data>"
     name: ClassVar[str] = "empirical"
     PARAMS: ClassVar[tuple[Domain, ...]] = ()
+    SCALING: ClassVar[dict[str, str]] = {"values": "time"}
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -34,6 +34,7 @@ class Exponential(Delay):
 
     rate: float
     name: ClassVar[str] = "exp"
+    SCALING: ClassVar[dict[str, str]] = {"rate": "rate"}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         # 1/λ is a time scale: λ in [1/TIME_SCALE_MAX, 1/TIME_SCALE_MIN] = [1e-6, 1e9]
         Domain("rate", 1e-6, 1e9, symbol="λ", doc="rate of the exponential part"),
@@ -108,6 +109,7 @@ class Pareto(Delay):
     xm: float
     alpha: float
     name: ClassVar[str] = "pareto"
+    SCALING: ClassVar[dict[str, str]] = {"xm": "time"}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         Domain("xm", _T_MIN, _T_MAX, symbol="x_m", doc="scale (minimum) of the Pareto"),
         # α ≥ 1/4: samples x_m·U^{-1/α} and sums of their squares stay finite (limits.py)
@@ -186,6 +188,7 @@ class LogNormal(Delay):
     mu: float
     sigma: float
     name: ClassVar[str] = "lognormal"
+    SCALING: ClassVar[dict[str, str]] = {"mu": "log"}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         # e^μ (the median) is a time scale; σ ≤ 10 keeps mean and variance finite (limits.py)
         Domain("mu", limits.LOGNORMAL_MU_MIN, limits.LOGNORMAL_MU_MAX, symbol="μ", doc="mean of log X"),
@@ -246,6 +249,7 @@ class TruncatedNormal(Delay):
     mean_: float
     std_: float
     name: ClassVar[str] = "normal"
+    SCALING: ClassVar[dict[str, str]] = {"mean_": "time", "std_": "time"}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         Domain("mean", -_T_MAX, _T_MAX, symbol="μ", doc="mean of the untruncated normal"),
         Domain("std", _T_MIN, _T_MAX, symbol="σ", doc="std of the untruncated normal"),
@@ -318,6 +322,7 @@ class Weibull(Delay):
     shape: float
     scale: float
     name: ClassVar[str] = "weibull"
+    SCALING: ClassVar[dict[str, str]] = {"scale": "time"}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         # k ≥ 0.02: Γ(1 + 2/k) (the variance) stays a finite float (limits.py)
         Domain("shape", limits.WEIBULL_SHAPE_MIN, 1e3, symbol="k", doc="shape; k < 1 is heavy-ish tailed"),
@@ -382,6 +387,7 @@ class Uniform(Delay):
     low: float
     high: float
     name: ClassVar[str] = "uniform"
+    SCALING: ClassVar[dict[str, str]] = {"low": "time", "high": "time"}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         Domain("low", 0.0, _T_MAX, symbol="a", doc="lower end"),
         Domain("high", _T_MIN, _T_MAX, symbol="b", doc="upper end"),

@@ -13,6 +13,8 @@ from typing import ClassVar
 import numpy as np
 
 from .. import limits
+from ..clusters import Cluster
+from ..clusters.analytic import kth_of_independent
 from ..delays import Delay
 from ..engines import renewal, timeline
 from ..engines.batchmeans import BatchMeans
@@ -40,6 +42,15 @@ class _Renewal(Scheme):
         if not math.isfinite(delay.mean):
             return infinite(f"{self.name}: {what} with E[X] = ∞")
         return Estimate(K * delay.mean / self.m, "exact", f"elementary renewal theorem {what}")
+
+    def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
+        """Long-run time per update K / Σ_i 1/E[X_i] (renewal–reward: worker i completes 1/E[X_i]
+        gradients per unit time; under Markov slowdowns E[X_i] = (1 − π + πs)·E[X])."""
+        K = self.grads_per_update
+        rate = float(np.sum(1.0 / cluster.worker_means()))
+        if rate == 0.0:
+            return infinite(f"{self.name}: every worker has E[X_i] = ∞")
+        return Estimate(K / rate, "exact", ("" if K == 1 else "K") + " / Σ_i 1/E[X_i] (renewal–reward, DESIGN §7)")
 
     def update_trace(self, delay: Delay, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:
@@ -119,6 +130,29 @@ class KAsync(_Renewal, WithK):
                             f"delays (Dutta et al. 2018); {est.method}", error=est.error)
         return unavailable("k-async: no closed form, and E[X_{K:m}] is an upper bound only for "
                            "new-longer-than-used delays, which this one is not")
+
+    def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
+        """K = 1 is async; K = m is sync (everyone waits, all restart together); otherwise the
+        non-identical E[X_{K:m}] bounds it when every worker's law is NLU (DESIGN §7) — not under
+        Markov slowdowns, whose one-mini-batch law is a mixture and not NLU."""
+        m, K = self.m, self.K
+        if K == 1:
+            return super().cluster_runtime(cluster, work)
+        if K == m:
+            est = kth_of_independent(cluster.marginals(), m, work)
+            return est.renamed(est.method + " (K = m: everyone waits, as sync)") if est.value is not None else est
+        groups = cluster.groups
+        if groups is None:
+            return unavailable("k-async under random slowdowns: one mini-batch's law is the mixture "
+                               "(1 − π)F(x) + πF(x/s), which is not NLU, so E[X_{K:m}] is no bound (DESIGN §7)")
+        if not all(g.delay.is_nlu for g in groups):
+            return unavailable("k-async: E[X_{K:m}] bounds it only when every worker's law is "
+                               "new-longer-than-used, and one group's is not")
+        est = kth_of_independent(cluster.marginals(), K, work)
+        if est.value is None:
+            return est
+        return Estimate(est.value, "upper_bound", "E[X_{K:m}] of the independent workers bounds k-async when "
+                        f"every law is new-longer-than-used (DESIGN §7); {est.method}", error=est.error)
 
     def update_trace(self, delay: Delay, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:

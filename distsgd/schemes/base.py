@@ -9,11 +9,12 @@ from typing import ClassVar, TypeVar
 import numpy as np
 
 from .. import limits
+from ..clusters import Cluster
 from ..delays import Delay
-from ..engines import iid, timeline
+from ..engines import clusters, iid, timeline
 from ..engines.batchmeans import BatchMeans
 from ..engines.renewal import UpdateTrace
-from ..estimate import Estimate
+from ..estimate import Estimate, unavailable
 from ..params import Domain, ParameterError
 
 __all__ = ["Scheme", "SCHEMES", "register", "M", "K_DOMAIN", "H_DOMAIN", "COMM_DELAY", "M_MAX", "K_BATCH_MAX", "H_MAX"]
@@ -92,7 +93,20 @@ class Scheme:
         lattice computations (FFT-butterfly units)."""
         raise NotImplementedError
 
+    def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
+        """E[T] per iteration on a cluster other than i.i.d. (validated, m matching; DESIGN §7)."""
+        return unavailable(f"{self.name} on a {cluster.kind} cluster: no analytic result in this version")
+
     # -- Monte Carlo ---------------------------------------------------------------------
+    def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        """(R, n) per-iteration runtimes of R replicas on a cluster other than i.i.d."""
+        raise ParameterError("cluster", f"the Monte Carlo of {self.name} on a {cluster.kind} cluster is not "
+                             "built in this version (sync, k-sync and local SGD are)")
+
+    def cluster_cost(self, cluster: Cluster) -> float:
+        """Cost of one iteration of :meth:`cluster_times` (≈ ns)."""
+        return clusters.cluster_cost(cluster, 1)
+
     def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
         """n independent per-iteration runtimes (schemes whose iterations are independent)."""
         raise NotImplementedError(f"{self.name} is a renewal scheme: use update_trace")

@@ -9,8 +9,10 @@ from typing import ClassVar
 import numpy as np
 
 from .. import limits
+from ..clusters import Cluster
+from ..clusters.analytic import kth_of_independent
 from ..delays import Delay
-from ..engines import iid, timeline
+from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite, numeric_kind
 from ..numerics.maxsum import max_of_sums_mean
 from ..orderstats import Law, order_statistic_mean, quadrature_moments
@@ -42,6 +44,22 @@ class LocalSGD(Scheme):
 
     def as_dict(self) -> dict[str, object]:
         return {**super().as_dict(), "comm_delay": self.comm_delay}
+
+    def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
+        """H = 1: (E[max_i X_i] + D) over the cluster's workers (non-identical, or the Markov
+        mixture); larger H: no analytic result on clusters in this version."""
+        if self.H != 1:
+            return super().cluster_runtime(cluster, work)
+        est = kth_of_independent(cluster.marginals(), self.m, work)
+        if est.value is None:
+            return est
+        return est.scaled(1.0, self.comm_delay, est.method + (" + D (H = 1)" if self.comm_delay else " (H = 1)"))
+
+    def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        return clusters.local_sgd_times(cluster, self.H, self.comm_delay, R, n, rng)
+
+    def cluster_cost(self, cluster: Cluster) -> float:
+        return clusters.cluster_cost(cluster, self.H)
 
     def expected_runtime(self, delay: Delay, work: float) -> Estimate:
         """Per local step ``(E[max_i S_i] + D)/H``, S_i a sum of H delays (Wang & Joshi,

@@ -13,8 +13,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from ..clusters import Cluster
+from ..clusters.analytic import kth_of_independent
 from ..delays import Delay
-from ..engines import iid, timeline
+from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite
 from ..numerics.superposition import kbatch_sync_runtime
 from ..orderstats import order_statistic_mean, sample_order_statistic
@@ -33,6 +35,15 @@ class _KOfM(Scheme):
 
     def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
         return sample_order_statistic(delay, self.grads_per_update, self.m, rng, n)
+
+    def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
+        """E[X_{K:m}] for independent non-identical workers; under Markov slowdowns every worker
+        starts one mini-batch per iteration, so the states are i.i.d. stationary whatever ρ and
+        each mini-batch has the mixture law (1 − π)F(x) + πF(x/s): exact for every ρ."""
+        return kth_of_independent(cluster.marginals(), self.grads_per_update, work)
+
+    def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        return clusters.kofm_times(cluster, self.grads_per_update, R, n, rng)
 
     def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
                  out: timeline.Intervals) -> list[float]:

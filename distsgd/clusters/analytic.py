@@ -1,0 +1,182 @@
+"""E[X_{K:m}] for independent, non-identical workers (DESIGN §7).
+
+``P(X_{K:m} > x) = P(N(x) < K)`` with ``N(x) = #{i : X_i ≤ x}``, a sum of independent
+binomials ``Bin(n_g, F_g(x))`` over the groups g (a Poisson-binomial law).  Around a split
+point c (near the median of X_{K:m}),
+``E[X_{K:m}] = c − ∫_0^c P(N ≥ K) dx + ∫_c^∞ P(N < K) dx``, each integrand taken on the side
+where it is small and computed as a sum of positive terms (no cancellation):
+``P(N < K)`` from the pmfs of the N_g truncated at K, ``P(N ≥ K) = P(M ≤ m − K)`` from those of
+the unfinished counts ``M_g ~ Bin(n_g, S_g(x))`` truncated at m − K + 1.  The line is split at
+the quantiles each group's law would give X_{K:m} were every worker of that law
+(:func:`distsgd.orderstats.breakpoints`, geometric in both tail probabilities), and at every
+atom of a discrete law; composite Gauss–Legendre rules of two orders give the value and its
+error.  A group's law may be a mixture (Markov slowdowns: ``(1 − π)F(x) + πF(x/s)``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+from scipy import signal, stats
+
+from .. import limits
+from ..delays import Delay
+from ..estimate import Estimate, infinite, numeric_kind, unavailable
+from ..numerics.quadrature import GL_HI, GL_LO, gl_pieces
+from ..orderstats import Law, breakpoints
+
+__all__ = ["Mixture", "kth_of_independent", "tail_index_of_kth"]
+
+#: (weight, law) components of one group's law
+Mixture = Sequence[tuple[float, Delay]]
+
+
+def _cdf(mix: Mixture, x: np.ndarray) -> np.ndarray:
+    return np.clip(sum(w * Law(d).cdf(x) for w, d in mix), 0.0, 1.0)
+
+
+def _sf(mix: Mixture, x: np.ndarray) -> np.ndarray:
+    return np.clip(sum(w * Law(d).sf(x) for w, d in mix), 0.0, 1.0)
+
+
+def _below(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> np.ndarray:
+    """P(Σ_g Bin(n_g, p_g) < L) at every node (probs: one array of nodes per group), in chunks
+    of nodes whose working arrays hold at most limits.CHUNK values."""
+    size = probs[0].size
+    # nodes are sorted, so a short chunk's p are close and its windows (_window) narrow
+    step = max(1, limits.CHUNK // max(L, 1) if L <= 256 else min(64, limits.CHUNK // L))
+    if size <= step:
+        return _below_chunk(counts, probs, L)
+    return np.concatenate([_below_chunk(counts, [p[i:i + step] for p in probs], L) for i in range(0, size, step)])
+
+
+def _window(n: int, p: np.ndarray, L: int) -> tuple[int, int]:
+    """The counts j in [lo, hi) that carry Bin(n, p)'s mass (beyond 40 standard deviations and
+    10 more: < 1e-300) for every p of a chunk, within [0, min(n, L − 1)]."""
+    sd = np.sqrt(n * p * (1.0 - p))
+    lo = int(max(0.0, math.floor(float(np.min(n * p - 40.0 * sd))) - 10))
+    hi = int(min(min(n, L - 1), math.ceil(float(np.max(n * p + 40.0 * sd))) + 10)) + 1
+    return lo, hi
+
+
+def _below_chunk(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> np.ndarray:
+    *first, last = range(len(counts))
+    acc: np.ndarray | None = None
+    off = 0
+    for g in first:
+        n = counts[g]
+        lo, hi = _window(n, probs[g], L)
+        if lo >= hi or off + lo >= L:  # every count of the chunk is ≥ L already
+            return np.zeros(probs[g].size)
+        pmf = stats.binom.pmf(np.arange(lo, hi)[None, :], n, probs[g][:, None])
+        acc = pmf if acc is None else signal.fftconvolve(acc, pmf, axes=1)
+        off += lo
+        acc = np.maximum(acc[:, : L - off], 0.0)  # counts ≥ L dropped; FFT round-off
+    n = counts[last]
+    if acc is None:
+        return np.asarray(stats.binom.cdf(L - 1, n, probs[last]), float)
+    j = off + np.arange(acc.shape[1])
+    cdf = stats.binom.cdf((L - 1 - j)[None, :], n, probs[last][:, None])
+    return np.asarray(np.sum(acc * cdf, axis=1), float)
+
+
+def tail_index_of_kth(groups: Sequence[tuple[int, Mixture]], K: int) -> float:
+    """The tail index of X_{K:m}: X_{K:m} > x needs m − K + 1 workers above x, so it is the
+    sum of the m − K + 1 smallest of the workers' tail indices (inf for light tails)."""
+    alphas = np.sort(np.concatenate([np.full(n, min(d.tail_index for _, d in mix)) for n, mix in groups]))
+    m = alphas.size
+    need = alphas[: m - K + 1]
+    return float(need.sum()) if np.isfinite(need).all() else math.inf
+
+
+def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: float = limits.ANALYTIC_WORK
+                       ) -> Estimate:
+    """E[X_{K:m}] and its standard deviation for independent workers in groups of i.i.d. laws
+    (module doc); ``work`` bounds the binomial terms evaluated (beyond it: unavailable)."""
+    counts = [n for n, _ in groups]
+    mixes = [mix for _, mix in groups]
+    m = sum(counts)
+    alpha = tail_index_of_kth(groups, K)
+    if alpha <= 1:
+        return infinite(f"X_{{K:m}} needs m − K + 1 = {m - K + 1} slow workers; their tail indices sum to "
+                        f"{alpha:g} ≤ 1")
+    edges, c = _edges(groups, K, m)
+    lo_edges, up_edges = edges[edges <= c], edges[edges >= c]
+    terms = (2 * len(groups)) * (GL_HI[0].size + GL_LO[0].size) * edges.size * max(K, m - K + 1)
+    if terms > work:
+        return unavailable(f"the Poisson-binomial integral needs about {terms:.3g} binomial terms, over "
+                           f"the {work:.3g} budget")
+
+    def nodes(edges: np.ndarray, rule: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        if edges.size < 2:
+            return np.empty(0), np.empty(0)
+        x, w = gl_pieces(edges, rule)
+        return x.ravel(), w.ravel()
+
+    def integrals(rule: tuple[np.ndarray, np.ndarray]) -> tuple[float, float, float, float]:
+        xl, wl = nodes(lo_edges, rule)
+        xu, wu = nodes(up_edges, rule)
+        f = _below(counts, [_sf(mx, xl) for mx in mixes], m - K + 1) if xl.size else xl   # P(M ≤ m − K)
+        s = _below(counts, [_cdf(mx, xu) for mx in mixes], K) if xu.size else xu          # P(N < K)
+        return (float(np.sum(wl * f)), float(np.sum(wu * s)), float(np.sum(wl * 2 * (c - xl) * f)),
+                float(np.sum(wu * 2 * (xu - c) * s)))
+
+    with np.errstate(all="ignore"):
+        i_f, i_s, j_f, j_s = integrals(GL_HI)
+        i_f2, i_s2, _, _ = integrals(GL_LO)
+    mean = c - i_f + i_s
+    err = abs((i_s - i_f) - (i_s2 - i_f2)) + 4e-16 * (abs(c) + abs(i_f) + abs(i_s))
+    var = j_f + j_s - (mean - c) ** 2
+    std = math.sqrt(max(var, 0.0)) if alpha > 2 else math.inf
+    method = (f"Poisson-binomial quadrature of P(#{{i: X_i ≤ x}} < K) over {len(groups)} group"
+              f"{'s' if len(groups) > 1 else ''} of independent workers")
+    return Estimate(mean, numeric_kind(mean, err), method, std=std, error=err)
+
+
+class _Pooled:
+    """The pooled law G = Σ_c w_c F_c of every worker's mini-batch (weights sum to 1), with the
+    ppf/isf :func:`breakpoints` asks for, by bisection between the components' quantiles.
+    Σ_i F_i(x) = m·G(x): the count N(x) has the same mean as for m i.i.d. workers of law G and a
+    smaller variance, so X_{K:m} moves from 0 to 1 where G's own X_{K:m} does, only faster."""
+
+    def __init__(self, parts: list[tuple[float, Delay]]) -> None:
+        self.parts = parts
+        self.lower = min(float(d.support[0]) for _, d in parts)
+        self.upper = max(float(d.support[1]) for _, d in parts)
+
+    def _invert(self, q: np.ndarray, upper: bool) -> np.ndarray:
+        q = np.asarray(q, float)
+        guesses = np.array([Law(d).isf(q) if upper else Law(d).ppf(q) for _, d in self.parts])
+        a, b = np.nanmin(guesses, axis=0), np.nanmax(guesses, axis=0)
+        a = np.where(np.isfinite(a), a, self.lower)
+        b = np.where(np.isfinite(b), b, np.minimum(np.maximum(2 * np.abs(a), 1.0) * 1e300, self.upper))
+        for _ in range(200):  # geometric in the tails, arithmetic near the middle
+            mid = np.where((a > 0) & (b / np.maximum(a, 1e-300) > 4), np.sqrt(a * b), (a + b) / 2)
+            val = _sf(self.parts, mid) > q if upper else _cdf(self.parts, mid) < q
+            a, b = np.where(val, mid, a), np.where(val, b, mid)
+            if np.all(b - a <= 1e-13 * np.abs(b)):
+                break
+        return b
+
+    def ppf(self, p: np.ndarray) -> np.ndarray:
+        return self._invert(p, upper=False)
+
+    def isf(self, q: np.ndarray) -> np.ndarray:
+        return self._invert(q, upper=True)
+
+
+def _edges(groups: Sequence[tuple[int, Mixture]], K: int, m: int) -> tuple[np.ndarray, float]:
+    """The breakpoints (sorted, finite, ≥ 0) and the split point c: the quantiles of the pooled
+    law's X_{K:m}, and every atom of a discrete law."""
+    pooled = _Pooled([(n / m * w, d) for n, mix in groups for w, d in mix])
+    lo, c, up, _q = breakpoints(pooled, K, m)  # type: ignore[arg-type]
+    pts: list[np.ndarray] = [lo, up, np.array([c])]
+    for _, d in pooled.parts:
+        pts.append(np.asarray(d.support, float))  # a shift is a kink of the integrand
+        atoms = d.atoms
+        if atoms is not None:
+            pts.append(np.asarray(atoms, float))
+    edges = np.unique(np.concatenate(pts))
+    return edges[np.isfinite(edges) & (edges >= 0.0)], float(c)

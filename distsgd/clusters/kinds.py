@@ -1,0 +1,238 @@
+"""The cluster kinds of DESIGN §7, each with its parameters' domains and its sampler."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ..delays import Delay, check_delay
+from ..params import ParameterError
+from .base import PERSISTENCE, SLOW, SLOW_FRACTION, SLOWDOWN, Cluster, Group, M, scaled
+
+__all__ = ["IID", "Static", "Groups", "Markov"]
+
+
+def _sample_groups(groups: tuple[Group, ...], rng: np.random.Generator, R: int, depth: int) -> np.ndarray:
+    return np.concatenate([g.delay.sample(rng, (R, g.count, depth)) for g in groups], axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class IID(Cluster):
+    """Every mini-batch of every worker i.i.d. ``delay`` (DESIGN §2's model)."""
+
+    delay: Delay
+    workers: int
+    kind: ClassVar[str] = "iid"
+
+    def __post_init__(self) -> None:
+        check_delay(self.delay)
+        object.__setattr__(self, "workers", M.check(self.workers, "m"))
+
+    @property
+    def m(self) -> int:
+        return self.workers
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        return (Group(self.workers, self.delay),)
+
+    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
+        return self.delay.sample(rng, (R, self.workers, depth))
+
+    def worker_means(self) -> np.ndarray:
+        return np.full(self.workers, self.delay.mean)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"delay": self.delay.key}
+
+    @property
+    def label(self) -> str:
+        return f"{self.workers} × {self.delay.label}"
+
+
+@dataclass(frozen=True, eq=False)
+class Static(Cluster):
+    """Workers 0 … b − 1 always ``slowdown`` times slower: s·X, the shift scaled too."""
+
+    delay: Delay
+    workers: int
+    slow: int
+    slowdown: float
+    kind: ClassVar[str] = "static"
+
+    def __post_init__(self) -> None:
+        check_delay(self.delay)
+        object.__setattr__(self, "workers", M.check(self.workers, "m"))
+        b = SLOW.check(self.slow, "slow")
+        if b > self.workers:
+            raise ParameterError("slow", f"at most m = {self.workers} workers can be slow (got {b})")
+        object.__setattr__(self, "slow", b)
+        object.__setattr__(self, "slowdown", SLOWDOWN.check(self.slowdown, "slowdown"))
+        object.__setattr__(self, "_slow_delay", scaled(self.delay, self.slowdown))
+
+    @property
+    def m(self) -> int:
+        return self.workers
+
+    @property
+    def slow_delay(self) -> Delay:
+        """The law of a slow worker's mini-batch, s·X."""
+        return self._slow_delay  # type: ignore[attr-defined]
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        parts = (Group(self.slow, self.slow_delay), Group(self.workers - self.slow, self.delay))
+        return tuple(g for g in parts if g.count)
+
+    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
+        x = self.delay.sample(rng, (R, self.workers, depth))
+        x[:, : self.slow] *= self.slowdown
+        return x
+
+    def worker_means(self) -> np.ndarray:
+        out = np.full(self.workers, self.delay.mean)
+        out[: self.slow] = self.slow_delay.mean
+        return out
+
+    def parameters(self) -> dict[str, Any]:
+        return {"delay": self.delay.key, "slow": self.slow, "slowdown": self.slowdown}
+
+    @property
+    def label(self) -> str:
+        return f"{self.workers} × {self.delay.label}, {self.slow} of them {self.slowdown:g}× slower"
+
+
+@dataclass(frozen=True, eq=False)
+class Groups(Cluster):
+    """Consecutive groups of workers, each with its own law: ``N1*SPEC1 + N2*SPEC2 + …``."""
+
+    parts: tuple[Group, ...]
+    kind: ClassVar[str] = "groups"
+
+    def __post_init__(self) -> None:
+        parts = tuple(self.parts) if isinstance(self.parts, (tuple, list)) else None
+        if not parts:
+            raise ParameterError("workers", "give at least one group N*SPEC")
+        for i, g in enumerate(parts):
+            if not isinstance(g, Group):
+                raise ParameterError("workers", f"group #{i + 1} must be a Group (got {type(g).__name__})")
+            M.check(g.count, "workers")
+            check_delay(g.delay)
+        M.check(sum(g.count for g in parts), "m")
+        object.__setattr__(self, "parts", parts)
+
+    @property
+    def m(self) -> int:
+        return sum(g.count for g in self.parts)
+
+    @property
+    def groups(self) -> tuple[Group, ...]:
+        return self.parts
+
+    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
+        return _sample_groups(self.parts, rng, R, depth)
+
+    def worker_means(self) -> np.ndarray:
+        return np.concatenate([np.full(g.count, g.delay.mean) for g in self.parts])
+
+    def parameters(self) -> dict[str, Any]:
+        return {"workers": " + ".join(f"{g.count}*{g.delay.key}" for g in self.parts)}
+
+    @property
+    def label(self) -> str:
+        return " + ".join(f"{g.count} × {g.delay.label}" for g in self.parts)
+
+
+@dataclass(frozen=True, eq=False)
+class Markov(Cluster):
+    """Random slowdowns with persistence (DESIGN §7).
+
+    Each worker has a hidden state, normal or slow (s·X).  Before each of its mini-batches
+    after the first, the state is kept with probability ρ and otherwise drawn afresh, slow
+    with probability π: it turns slow with probability π(1 − ρ) and back to normal with
+    (1 − π)(1 − ρ); π is the long-run fraction of slow mini-batches and ρ the lag-one
+    correlation of the state.  The first state is drawn from the stationary law (slow with
+    probability π); workers are independent.  A cancelled mini-batch counts as started.
+    """
+
+    delay: Delay
+    workers: int
+    slow_fraction: float
+    persistence: float
+    slowdown: float
+    kind: ClassVar[str] = "markov"
+
+    def __post_init__(self) -> None:
+        check_delay(self.delay)
+        object.__setattr__(self, "workers", M.check(self.workers, "m"))
+        object.__setattr__(self, "slow_fraction", SLOW_FRACTION.check(self.slow_fraction, "slow_fraction"))
+        object.__setattr__(self, "persistence", PERSISTENCE.check(self.persistence, "persistence"))
+        object.__setattr__(self, "slowdown", SLOWDOWN.check(self.slowdown, "slowdown"))
+        object.__setattr__(self, "_slow_delay", scaled(self.delay, self.slowdown))
+
+    @property
+    def m(self) -> int:
+        return self.workers
+
+    @property
+    def slow_delay(self) -> Delay:
+        """The law of a slow mini-batch, s·X."""
+        return self._slow_delay  # type: ignore[attr-defined]
+
+    @property
+    def trivial(self) -> bool:
+        """No slow mini-batch ever (π = 0) or slow ones as fast as the others (s = 1)."""
+        return self.slow_fraction == 0.0 or self.slowdown == 1.0
+
+    @property
+    def groups(self) -> tuple[Group, ...] | None:
+        # ρ = 0: every mini-batch i.i.d. from the mixture; but the mixture is not a Delay family,
+        # so the engines sample it through jobs() like any other state
+        return (Group(self.workers, self.delay),) if self.trivial else None
+
+    def marginals(self) -> list[tuple[int, list[tuple[float, Delay]]]]:
+        if self.trivial:
+            return super().marginals()
+        p = self.slow_fraction
+        return [(self.workers, [(1.0 - p, self.delay), (p, self.slow_delay)])]
+
+    @property
+    def stateful(self) -> bool:
+        return not self.trivial
+
+    def start(self, rng: np.random.Generator, R: int) -> np.ndarray | None:
+        if self.trivial:
+            return None
+        return rng.random((R, self.workers)) < self.slow_fraction
+
+    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
+        x = self.delay.sample(rng, (R, self.workers, depth))
+        if self.trivial:
+            return x
+        if state is None or state.shape != (R, self.workers):
+            raise ParameterError("state", f"expected the ({R}, {self.workers}) state from start()")
+        # before job d ≥ 1 the state is redrawn with probability 1 − ρ; job 0 takes the carried state
+        redraw = rng.random((R, self.workers, depth)) >= self.persistence
+        redraw[:, :, 0] = False
+        fresh = rng.random((R, self.workers, depth)) < self.slow_fraction
+        last = np.maximum.accumulate(np.where(redraw, np.arange(depth), -1), axis=2)
+        slow = np.where(last >= 0, np.take_along_axis(fresh, np.maximum(last, 0), axis=2), state[:, :, None])
+        keep = rng.random((R, self.workers)) < self.persistence
+        state[...] = np.where(keep, slow[:, :, -1], rng.random((R, self.workers)) < self.slow_fraction)
+        x[slow] *= self.slowdown
+        return x
+
+    def worker_means(self) -> np.ndarray:
+        p = self.slow_fraction
+        return np.full(self.workers, (1.0 - p) * self.delay.mean + p * self.slow_delay.mean)
+
+    def parameters(self) -> dict[str, Any]:
+        return {"delay": self.delay.key, "slow_fraction": self.slow_fraction, "persistence": self.persistence,
+                "slowdown": self.slowdown}
+
+    @property
+    def label(self) -> str:
+        return (f"{self.workers} × {self.delay.label}, slow {self.slowdown:g}× with π = {self.slow_fraction:g}, "
+                f"ρ = {self.persistence:g}")
