@@ -37,7 +37,7 @@ from .engines.batchmeans import MAX_KEPT_TIMES, cv2, layout, t95, warmup
 from .engines.renewal import UpdateTrace
 from .engines.timeline import Intervals
 from .orderstats import sample_order_statistic
-from .params import Domain, ParameterError
+from .params import Domain, ParameterError, ceil_div
 from .schemes import Scheme, check_scheme
 
 __all__ = [
@@ -337,10 +337,10 @@ def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed: _
     if not cluster.stateful:
         x = scheme.cluster_times(cluster, 1, iterations, rng).ravel()
         mean, std, hw = _t_interval(x)
-        method = f"{cluster.kind} cluster: every worker's mini-batch drawn, the K-th of each iteration"
+        method = f"{cluster.kind} cluster: every worker's mini-batches drawn, {iterations} independent iterations"
     else:
         R, B = cluster_engine.REPLICAS, cluster_engine.BATCHES
-        n = max(4, -(-iterations // (R * B))) * B
+        n = max(4, ceil_div(iterations, R * B)) * B
         x = scheme.cluster_times(cluster, R, n, rng)
         mean, _, hw = _t_interval(x.reshape(R * B, n // B).mean(axis=1))
         std = float(x.std(ddof=1))
