@@ -14,11 +14,11 @@ from typing import Any
 
 from ..delays import Delay, check_delay, parse_delay
 from ..params import ParameterError
-from .base import PERSISTENCE, SLOW, SLOW_FRACTION, SLOWDOWN, Cluster, Group, M, check_cluster
+from .base import PERSISTENCE, SLOW, SLOW_FRACTION, SLOWDOWN, Cluster, Group, M
 from .kinds import IID, Groups, Markov, Static
 
 __all__ = ["Cluster", "Group", "IID", "Static", "Groups", "Markov", "make_cluster", "parse_workers",
-           "as_cluster", "check_cluster", "M", "SLOW", "SLOWDOWN", "SLOW_FRACTION", "PERSISTENCE", "KINDS"]
+           "as_cluster", "M", "SLOW", "SLOWDOWN", "SLOW_FRACTION", "PERSISTENCE", "KINDS"]
 
 KINDS = ("iid", "static", "groups", "markov")
 

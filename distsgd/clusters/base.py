@@ -20,7 +20,7 @@ from .. import limits
 from ..delays import Delay
 from ..params import Domain, ParameterError
 
-__all__ = ["Cluster", "Group", "M", "SLOW", "SLOWDOWN", "SLOW_FRACTION", "PERSISTENCE", "check_cluster"]
+__all__ = ["Cluster", "Group", "M", "SLOW", "SLOWDOWN", "SLOW_FRACTION", "PERSISTENCE"]
 
 M = Domain("m", 1, limits.MAX_WORKERS, integer=True, symbol="m", doc="number of workers")
 SLOW = Domain("slow", 0, limits.MAX_WORKERS, integer=True, symbol="b", doc="workers that are always slow")
@@ -94,13 +94,6 @@ class Cluster(ABC):
 
     def __str__(self) -> str:
         return self.label
-
-
-def check_cluster(cluster: object) -> Cluster:
-    """``cluster`` itself if it is a Cluster, else a ParameterError naming ``cluster``."""
-    if not isinstance(cluster, Cluster):
-        raise ParameterError("cluster", f"expected a Cluster from make_cluster (got {type(cluster).__name__})")
-    return cluster
 
 
 def scaled(delay: Delay, s: float) -> Delay:

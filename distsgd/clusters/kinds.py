@@ -19,12 +19,11 @@ def _sample_groups(groups: tuple[Group, ...], rng: np.random.Generator, R: int, 
 
 
 @dataclass(frozen=True, eq=False)
-class IID(Cluster):
-    """Every mini-batch of every worker i.i.d. ``delay`` (DESIGN §2's model)."""
+class _OneLaw(Cluster):
+    """m workers whose mini-batch times derive from one law ``delay``."""
 
     delay: Delay
     workers: int
-    kind: ClassVar[str] = "iid"
 
     def __post_init__(self) -> None:
         check_delay(self.delay)
@@ -33,6 +32,13 @@ class IID(Cluster):
     @property
     def m(self) -> int:
         return self.workers
+
+
+@dataclass(frozen=True, eq=False)
+class IID(_OneLaw):
+    """Every mini-batch of every worker i.i.d. ``delay`` (DESIGN §2's model)."""
+
+    kind: ClassVar[str] = "iid"
 
     @property
     def groups(self) -> tuple[Group, ...]:
@@ -53,33 +59,35 @@ class IID(Cluster):
 
 
 @dataclass(frozen=True, eq=False)
-class Static(Cluster):
+class _Slowed(_OneLaw):
+    """One law ``delay`` for m workers, some mini-batches ``slowdown`` times slower (s·X)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        s = SLOWDOWN.check(getattr(self, "slowdown"), "slowdown")  # noqa: B009 - a subclass's field
+        object.__setattr__(self, "slowdown", s)
+        object.__setattr__(self, "_slow_delay", scaled(self.delay, s))
+
+    @property
+    def slow_delay(self) -> Delay:
+        """The law of a slow mini-batch, s·X."""
+        return self._slow_delay  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True, eq=False)
+class Static(_Slowed):
     """Workers 0 … b − 1 always ``slowdown`` times slower: s·X, the shift scaled too."""
 
-    delay: Delay
-    workers: int
     slow: int
     slowdown: float
     kind: ClassVar[str] = "static"
 
     def __post_init__(self) -> None:
-        check_delay(self.delay)
-        object.__setattr__(self, "workers", M.check(self.workers, "m"))
+        super().__post_init__()
         b = SLOW.check(self.slow, "slow")
         if b > self.workers:
             raise ParameterError("slow", f"at most m = {self.workers} workers can be slow (got {b})")
         object.__setattr__(self, "slow", b)
-        object.__setattr__(self, "slowdown", SLOWDOWN.check(self.slowdown, "slowdown"))
-        object.__setattr__(self, "_slow_delay", scaled(self.delay, self.slowdown))
-
-    @property
-    def m(self) -> int:
-        return self.workers
-
-    @property
-    def slow_delay(self) -> Delay:
-        """The law of a slow worker's mini-batch, s·X."""
-        return self._slow_delay  # type: ignore[attr-defined]
 
     @property
     def groups(self) -> tuple[Group, ...]:
@@ -146,7 +154,7 @@ class Groups(Cluster):
 
 
 @dataclass(frozen=True, eq=False)
-class Markov(Cluster):
+class Markov(_Slowed):
     """Random slowdowns with persistence (DESIGN §7).
 
     Each worker has a hidden state, normal or slow (s·X).  Before each of its mini-batches
@@ -157,29 +165,15 @@ class Markov(Cluster):
     probability π); workers are independent.  A cancelled mini-batch counts as started.
     """
 
-    delay: Delay
-    workers: int
     slow_fraction: float
     persistence: float
     slowdown: float
     kind: ClassVar[str] = "markov"
 
     def __post_init__(self) -> None:
-        check_delay(self.delay)
-        object.__setattr__(self, "workers", M.check(self.workers, "m"))
+        super().__post_init__()
         object.__setattr__(self, "slow_fraction", SLOW_FRACTION.check(self.slow_fraction, "slow_fraction"))
         object.__setattr__(self, "persistence", PERSISTENCE.check(self.persistence, "persistence"))
-        object.__setattr__(self, "slowdown", SLOWDOWN.check(self.slowdown, "slowdown"))
-        object.__setattr__(self, "_slow_delay", scaled(self.delay, self.slowdown))
-
-    @property
-    def m(self) -> int:
-        return self.workers
-
-    @property
-    def slow_delay(self) -> Delay:
-        """The law of a slow mini-batch, s·X."""
-        return self._slow_delay  # type: ignore[attr-defined]
 
     @property
     def trivial(self) -> bool:
