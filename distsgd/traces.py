@@ -1,0 +1,499 @@
+"""Measured per-worker step times (DESIGN §7): reading a trace file, and who is slow in it.
+
+:func:`load_trace` reads CSV, TSV or Parquet in one of three layouts: **long** (one row per
+(worker, step): worker, step and duration columns, others ignored), **wide** (one row per step,
+one column of times per worker, named by its id, optionally a step column; an empty cell is a
+missing time) or **column** (times only: pooled use).  Without a mapping, one column is a column
+of times; else names are compared, ignoring case, with :data:`NAMES`.  A worker column (or a
+mapped worker or duration) means long: exactly one worker, step and duration column.  Without
+one, the columns but the step column and unnamed index columns (``''``, ``Unnamed: N``,
+``__index_level_N__``) hold times: one is a column of times (a step column beside it ignored),
+two or more are wide (an index column is the step column if none is named) unless one is named
+like a duration.  Else the error lists the columns and asks for ``--trace-columns
+worker=COL,step=COL,duration=COL``; mapping ``step`` alone forces wide.
+
+Worker ids and step labels are the file's text, stripped (Parquet values as text); workers come
+in order of first appearance, steps sorted by value if every label is a number, else in order of
+first appearance; a wide file without a step column numbers its rows 1, 2, …  Blank lines, and
+``#`` lines before the header, are skipped; one column has a header unless its first line is a
+number.  Every time must be in (0, limits.MAX_TRACE_TIME]: the first bad cell is named by its line
+(the header is line 1), in Parquet by its data row (the first is row 1), with its column and the
+number of bad cells.  A repeated (worker, step) keeps its first time.
+
+>>> t = load_trace(b"worker,step,duration\\na,1,1.0\\nb,1,2.0\\na,2,1.0\\nb,2,2.0\\n", name="demo.csv")
+>>> t.describe()
+'demo.csv: 2 workers × 2 complete steps (0 dropped, 0 duplicates, 0 missing)'
+>>> t.stragglers()    # b takes 2/1.5 = 1.33 times its step's median
+['b']
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import os
+import re
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import IO, Any, Literal
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped]
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+from scipy import ndimage
+
+from . import limits
+from .delays.empirical import TRACE_TIME
+from .params import Domain, ParameterError
+
+__all__ = ["Trace", "load_trace", "trace_from_times", "NAMES", "THRESHOLD", "WINDOW_FRACTION"]
+
+ROLES = ("worker", "step", "duration")
+#: column names (lower case) recognised for each role of the long layout
+NAMES: dict[str, frozenset[str]] = {
+    "worker": frozenset({"worker", "worker_id", "rank", "node", "host", "machine"}),
+    "step": frozenset({"step", "iteration", "iter", "batch", "step_id"}),
+    "duration": frozenset({"duration", "step_time", "batch_time", "seconds", "time_s", "elapsed"}),
+}
+#: slowdown from which a worker is a straggler
+THRESHOLD = Domain("threshold", 1.0, 100.0, doc="slowdown at which a worker counts as a straggler")
+#: length of the window of an emerging straggler, as a fraction of the complete steps
+WINDOW_FRACTION = 0.1
+_HINT = "give a mapping: --trace-columns worker=COL,step=COL,duration=COL (columns= in Python)"
+_INDEX = re.compile(r"(|Unnamed: \d+|__index_level_\d+__)")
+_LEADING = re.compile(rb"(?:[ \t\r\f\v]*(?:#[^\n]*)?(?:\n|\Z))*")  # blank and comment lines
+_NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|inf(inity)?|nan)\s*", re.IGNORECASE)
+_EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet"}
+
+Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes]
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """A loaded trace.  ``times`` (m × complete steps, in step order) is what replay uses; it
+    has no column when no step is complete (not refused at load: replay and the slowdown need
+    ``times.shape[1] ≥ 1``, the caller decides).  ``per_worker[i]`` holds every time of worker i
+    in step order, ``pooled`` every time of the file (duplicates dropped, file order).
+    ``missing`` counts the pairs of the worker × step grid without a time, ``dropped_steps`` the
+    steps that are not complete.  A column of times has no workers, no steps, ``times`` 0 × 0."""
+
+    name: str
+    layout: Literal["long", "wide", "column"]
+    format: str
+    workers: tuple[str, ...]
+    steps: tuple[str, ...]
+    complete_steps: tuple[str, ...]
+    times: np.ndarray
+    per_worker: tuple[np.ndarray, ...]
+    pooled: np.ndarray
+    duplicates: int
+    missing: int
+    dropped_steps: int
+    digest: str
+    columns: dict[str, str]
+
+    @property
+    def m(self) -> int:
+        """Number of workers (0 for a column of times)."""
+        return len(self.workers)
+
+    def describe(self) -> str:
+        """One line: ``name: m workers × S complete steps (d dropped, k duplicates, p missing)``."""
+        if self.layout == "column":
+            return f"{self.name}: {self.pooled.size} times in one column (pooled use only)"
+        return (f"{self.name}: {self.m} workers × {len(self.complete_steps)} complete steps ({self.dropped_steps} "
+                f"dropped, {self.duplicates} duplicates, {self.missing} missing)")
+
+    def summary(self, threshold: float = 1.2) -> list[dict[str, Any]]:
+        """Per worker: ``worker``, ``mean`` and ``median`` of every time it has, ``slowdown``,
+        ``straggler`` and ``from_step`` (None where undefined: no time, or no complete step).
+
+        slowdown = median over the complete steps j of t[i, j] / median_i' t[i', j] (numpy
+        medians: the mean of the two middle values for an even count).  A worker whose slowdown
+        is ≥ ``threshold`` is a persistent straggler (``from_step`` None).  Else, over windows of
+        w = max(1, ⌊C/10⌋) consecutive complete steps (C of them, in step order), the window's
+        slowdown is the median of the worker's w ratios in it; if one is ≥ ``threshold`` the
+        worker is an emerging straggler and ``from_step`` is the label of the first step of the
+        first such window (it may have recovered since).
+        """
+        thr, n = float(THRESHOLD.check(threshold)), self.times.shape[1]
+        slow, first = np.full(self.m, np.nan), np.full(self.m, -1)
+        if n and self.m:
+            ratio = self.times / np.median(self.times, axis=0)
+            slow = np.median(ratio, axis=1)
+            first = _first_slow_window(ratio, max(1, int(n * WINDOW_FRACTION)), thr)
+        out = []
+        for i, (worker, v) in enumerate(zip(self.workers, self.per_worker, strict=True)):
+            persistent, emerging = bool(slow[i] >= thr), bool(slow[i] < thr and first[i] >= 0)
+            out.append({"worker": worker, "mean": float(v.mean()) if v.size else None,
+                        "median": float(np.median(v)) if v.size else None,
+                        "slowdown": None if np.isnan(slow[i]) else float(slow[i]), "straggler": persistent or emerging,
+                        "from_step": self.complete_steps[first[i]] if emerging else None})
+        return out
+
+    def stragglers(self, threshold: float = 1.2) -> list[str]:
+        """Ids of the workers :meth:`summary` flags, persistent or emerging."""
+        return [row["worker"] for row in self.summary(threshold) if row["straggler"]]
+
+
+def _first_slow_window(ratio: np.ndarray, w: int, thr: float) -> np.ndarray:
+    """Per row, the start of the first window of w columns whose median is ≥ thr, else −1.  With c
+    = #(ratios ≥ thr) in the window (cumulative sums), the median is ≥ thr when c > w/2, < thr when
+    c < w/2, and for even w and c = w/2 the mean of the largest ratio < thr and the smallest ≥ thr."""
+    ge = ratio >= thr
+    cum: np.ndarray = np.pad(np.cumsum(ge, axis=1), ((0, 0), (1, 0)))  # [:, j]: #(ratios ≥ thr) in columns < j
+    count = cum[:, w:] - cum[:, :-w]
+    hit = count > w // 2
+    if w % 2 == 0:
+        n, at = count.shape[1], -(w // 2)  # origin: output j is the window [j, j + w)
+        below = ndimage.maximum_filter1d(np.where(ge, -np.inf, ratio), w, axis=1, origin=at)[:, :n]
+        above = ndimage.minimum_filter1d(np.where(ge, ratio, np.inf), w, axis=1, origin=at)[:, :n]
+        hit |= (count == w // 2) & ((below + above) / 2 >= thr)
+    return np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
+
+
+def _error(shown: str, message: str) -> ParameterError:
+    return ParameterError("trace", f"{shown}: {message}")
+
+
+def _listing(names: list[str]) -> str:
+    return ", ".join(repr(n) for n in names[:20]) + (f", … ({len(names)} columns)" if len(names) > 20 else "")
+
+
+def _too_big(shown: str, size: int) -> ParameterError:
+    cap = limits.EMPIRICAL_MAX_BYTES
+    return _error(shown, f"{size} bytes is over the cap of {cap} bytes ({cap / 2**20:g} MiB)")
+
+
+def _read_path(path: str, shown: str) -> bytes:
+    """At most cap + 1 bytes of a regular file (devices, FIFOs, directories refused unread)."""
+    try:
+        st = os.stat(path)
+        if stat.S_ISREG(st.st_mode) and st.st_size <= limits.EMPIRICAL_MAX_BYTES:
+            with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
+                st = os.fstat(fh.fileno())  # again: it may have been replaced
+                if stat.S_ISREG(st.st_mode):
+                    return fh.read(limits.EMPIRICAL_MAX_BYTES + 1)
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
+        raise _error(shown, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+    raise _too_big(shown, st.st_size) if stat.S_ISREG(st.st_mode) else _error(shown, "not a regular file")
+
+
+def _read_source(source: Source, name: str | None) -> tuple[bytes, str]:
+    """The raw bytes (at most the byte cap) and the name shown in messages."""
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        shown, data = name or "<bytes>", bytes(source)
+    elif isinstance(source, (str, os.PathLike)):
+        path = os.fsdecode(source)
+        shown = name or (path if len(path) <= 200 else path[:200] + "…")
+        data = _read_path(path, shown)
+    elif callable(getattr(source, "read", None)):
+        shown, size = name or str(getattr(source, "name", "") or "<upload>"), getattr(source, "size", None)
+        if isinstance(size, int) and size > limits.EMPIRICAL_MAX_BYTES:
+            raise _too_big(shown, size)
+        getvalue = getattr(source, "getvalue", None)  # BytesIO, Streamlit's UploadedFile: the whole buffer
+        try:
+            raw = getvalue() if callable(getvalue) else source.read(limits.EMPIRICAL_MAX_BYTES + 1)
+            data = memoryview(raw.encode() if isinstance(raw, str) else raw).tobytes()
+        except (OSError, ValueError, TypeError) as exc:
+            raise _error(shown, f"cannot read it as bytes: {exc}") from None
+    else:
+        raise ParameterError("trace", f"expected a path, bytes or a binary file (got {type(source).__name__})")
+    if len(data) > limits.EMPIRICAL_MAX_BYTES:
+        raise _too_big(shown, len(data))
+    return data, re.sub(r"[\x00-\x1f\x7f]", "?", shown)  # one line
+
+
+class _Table:
+    """The data rows of a file: ``text(j)`` the stripped cells of column j ('' when empty),
+    ``numbers(j)`` them as floats (NaN when not a number), ``where(i)`` data row i's place: its
+    line (text: ``record`` of each row, 0 the first line after ``skipped`` ones), or its row
+    (Parquet: ``columns`` are pyarrow arrays)."""
+
+    def __init__(self, shown: str, fmt: str, names: list[str], rows: int, columns: dict[int, Any]) -> None:
+        self.shown, self.format, self.names, self.rows, self.columns = shown, fmt, names, rows, columns
+        self.record: np.ndarray | None = None
+        self.skipped, self.body, self.sep = 0, b"", ","
+        self._text: dict[int, Any] = {}
+
+    def label(self, j: int) -> str:
+        return repr(self.names[j]) if self.names[j] else f"{j + 1} (unnamed)"
+
+    def text(self, j: int) -> Any:
+        if j not in self._text:
+            col = self.columns[j]
+            if self.format == "parquet":
+                try:
+                    col = col.cast(pa.string()).fill_null("").to_pandas().astype(str)
+                except Exception:
+                    raise _error(self.shown, f"column {self.label(j)} holds {col.type}, not numbers or text") from None
+            self._text[j] = col.str.strip().reset_index(drop=True)
+        return self._text[j]
+
+    def numbers(self, j: int) -> np.ndarray:
+        kind = getattr(self.columns[j], "type", None)
+        if self.format == "parquet" and any(f(kind) for f in (pa.types.is_integer, pa.types.is_floating,
+                                                              pa.types.is_decimal)):
+            return np.asarray(self.columns[j].cast(pa.float64()).to_numpy(), dtype=float)  # null: NaN
+        return np.asarray(pd.to_numeric(self.text(j), errors="coerce"), dtype=float)
+
+    def where(self, i: int) -> str:
+        if self.record is None:
+            return f"row {i + 1}"
+        record = int(self.record[i])
+        if b'"' not in self.body or record == 0:  # one record per line
+            return f"line {self.skipped + record + 1}"
+        reader = csv.reader(io.StringIO(self.body.decode("utf-8", errors="replace"), newline=""), delimiter=self.sep)
+        try:  # a quoted field may span lines: record r starts after the lines of records 0..r-1
+            for k, _ in enumerate(reader, 1):
+                if k == record:
+                    return f"line {self.skipped + reader.line_num + 1}"
+        except csv.Error:
+            pass
+        return f"data row {i + 1}"
+
+
+def _text_table(data: bytes, shown: str, fmt: str | None) -> _Table:
+    """CSV or TSV (``fmt`` None: TSV when the header line has a tab)."""
+    data, cap = data[3:] if data.startswith(b"\xef\xbb\xbf") else data, limits.EMPIRICAL_MAX_VALUES  # UTF-8 BOM
+    start = _LEADING.match(data).end()  # type: ignore[union-attr]  # (it matches the empty string)
+    body, skipped = data[start:], data[:start].count(b"\n")
+    if not body.strip():
+        raise _error(shown, "the file is empty (no header, no data)")
+    fmt = fmt or ("tsv" if b"\t" in body.split(b"\n", 1)[0] else "csv")
+    sep = "\t" if fmt == "tsv" else ","
+    lines, fields = body.count(b"\n") + 1, body.split(b"\n", 1)[0].count(sep.encode()) + 1
+    if lines > 2 * cap + 2 or lines * fields > 6 * cap:  # parsing takes ≈ 85 bytes a cell: ≤ 0.5 GB
+        raise _error(shown, f"{lines} lines of {fields} columns: more than a trace of at most {cap} times holds")
+    try:
+        df = pd.read_csv(io.BytesIO(body), sep=sep, header=None, dtype=str, na_filter=False,
+                         skip_blank_lines=False, encoding="utf-8", encoding_errors="replace", engine="c")
+    except Exception as exc:  # pandas' ParserError, …: one line, with this file's line numbers
+        text = (str(exc).strip() or type(exc).__name__).splitlines()[-1]
+        text = re.sub(r"line (\d+)", lambda g: f"line {int(g[1]) + skipped}", text)
+        raise _error(shown, f"cannot read it as {fmt.upper()}: {text}") from None
+    cols = [df[c].fillna("") for c in df.columns]
+    header = len(cols) > 1 or not _NUMBER.fullmatch(str(cols[0].iloc[0]))
+    names = [str(c.iloc[0]).strip() for c in cols] if header else [""]
+    cols = [c.iloc[int(header):] for c in cols]
+    keep = ~np.logical_and.reduce([(cols[0].str.strip() == "").to_numpy(dtype=bool),
+                                   *[(c == "").to_numpy(dtype=bool) for c in cols[1:]]])  # blank lines
+    tab = _Table(shown, fmt, names, int(keep.sum()), {j: c if keep.all() else c[keep] for j, c in enumerate(cols)})
+    tab.record, tab.skipped, tab.body, tab.sep = np.flatnonzero(keep) + int(header), skipped, body, sep
+    return tab
+
+
+def _table(data: bytes, shown: str) -> _Table:
+    """The file as a table: the format by extension, else Parquet's magic, a tab in the header, CSV."""
+    kind = _EXTENSIONS.get(os.path.splitext(shown)[1].lower()) or ("parquet" if data.startswith(b"PAR1") else None)
+    if kind != "parquet":
+        return _text_table(data, shown, kind)
+    try:
+        source = pq.ParquetFile(io.BytesIO(data))
+        rows, cols, cap = source.metadata.num_rows, source.metadata.num_columns, limits.EMPIRICAL_MAX_VALUES
+        table = source.read() if rows <= cap and rows * cols <= 10 * cap else None  # else unread: bounded memory
+    except Exception as exc:
+        raise _error(shown, f"cannot read it as Parquet: {str(exc).strip() or type(exc).__name__}") from None
+    if table is None:
+        raise _error(shown, f"{rows} rows × {cols} columns: more than a trace of at most {cap} times holds")
+    return _Table(shown, "parquet", [str(n) for n in table.column_names], rows, dict(enumerate(table.columns)))
+
+
+def _mapping(columns: str | Mapping[str, str] | None, names: list[str], shown: str) -> dict[str, int]:
+    """The given mapping role → column index, checked against the file's columns."""
+    if columns is None:
+        return {}
+    if isinstance(columns, str):
+        items = [part.partition("=") for part in columns.split(",")]
+        bad = [a for a, eq, _ in items if not eq]
+        if bad:
+            raise _error(shown, f"column mapping item {bad[0].strip()!r} is not KEY=COLUMN (keys: worker, step, "
+                                "duration), e.g. worker=worker,step=time,duration=batch_time_norm")
+        pairs: list[tuple[object, object]] = [(a.strip(), c.strip()) for a, _, c in items]
+    elif isinstance(columns, Mapping):
+        pairs = list(columns.items())
+    else:
+        raise _error(shown, f"the column mapping must be a dict or 'worker=COL,step=COL,duration=COL' "
+                            f"(got {type(columns).__name__})")
+    out: dict[str, int] = {}
+    for key, col in pairs:
+        if not isinstance(key, str) or key not in ROLES or key in out:
+            raise _error(shown, f"{'repeated' if key in out else 'unknown'} key {key!r} in the column mapping "
+                                "(keys: worker, step, duration)")
+        col = col.strip() if isinstance(col, str) else ""
+        hits = [j for j, n in enumerate(names) if n == col] or [j for j, n in enumerate(names)
+                                                                if n.lower() == col.lower()]
+        if not col or len(hits) != 1 or hits[0] in out.values():
+            why = ("no column is given" if not col else f"there is no column {col!r}" if not hits else
+                   f"{len(hits)} columns are named {col!r}" if len(hits) > 1 else f"{col!r} is mapped twice")
+            raise _error(shown, f"{key}={col}: {why}; the file's columns are {_listing(names)}")
+        out[key] = hits[0]
+    return out
+
+
+def _layout(names: list[str], given: dict[str, int], shown: str) -> tuple[str, dict[str, int]]:
+    """The layout and its columns: worker, step, duration (long), step or none (wide), duration
+    (column); the rules are in the module's docstring."""
+    def refuse(why: str) -> ParameterError:
+        return _error(shown, f"cannot tell which column is what: {why}; the file's columns are {_listing(names)}; "
+                             + _HINT)
+
+    def named(role: str, exclude: Any = ()) -> list[int]:
+        return [j for j, n in enumerate(names) if n.lower() in NAMES[role] and j not in exclude]
+
+    if len(names) == 1:
+        if set(given) - {"duration"}:
+            raise _error(shown, "a file of one column holds times only: map at most duration to it")
+        return "column", {"duration": 0}
+    if "worker" in given or (set(given) != {"step"} and named("worker")):
+        roles: dict[str, int] = {}
+        for role in ROLES:
+            found = [given[role]] if role in given else named(role, [*roles.values(), *given.values()])
+            if len(found) != 1:
+                raise refuse(f"{len(found) or 'no'} {role} column{'s' * bool(found)} (named one of "
+                             f"{', '.join(sorted(NAMES[role]))})")
+            roles[role] = found[0]
+        return "long", roles
+    if "duration" in given:
+        return "column", {"duration": given["duration"]}
+    step = [given["step"]] if "step" in given else named("step")
+    index = [j for j, n in enumerate(names) if _INDEX.fullmatch(n) and j not in step]
+    others = [j for j in range(len(names)) if j not in step and j not in index]
+    if len(step) > 1 or not others:
+        raise refuse(f"{len(step)} step columns" if others else "no column of times")
+    if len(others) == 1:
+        return "column", {"duration": others[0]}
+    if "step" not in given and named("duration"):
+        raise refuse("a duration column but no worker column")
+    return "wide", {"step": (step + index)[0]} if step + index else {}
+
+
+def _valid(values: np.ndarray) -> np.ndarray:
+    return (values > TRACE_TIME.low) & (values <= TRACE_TIME.high)
+
+
+def _check_times(tab: _Table, cols: list[int], values: np.ndarray, bad: np.ndarray, count: int) -> None:
+    """Refuse the first bad cell of ``values`` (rows × cols) in file order, and over ``count`` times."""
+    if n := int(np.count_nonzero(bad)):
+        i, c = divmod(int(np.argmax(bad.ravel())), len(cols))
+        text, x = str(tab.text(cols[c]).iloc[i]), float(values.reshape(-1, len(cols))[i, c])
+        shown = repr(text if len(text) <= 40 else text[:40] + "…")
+        why = ("empty cell" if not text else f"{shown} is " + (
+            ("NaN" if _NUMBER.fullmatch(text) else "not a number") if np.isnan(x) else "infinite" if np.isinf(x)
+            else "negative" if x < 0 else "zero" if x == 0 else "too large"))
+        raise _error(tab.shown, f"{tab.where(i)}, column {tab.label(cols[c])}: {why}; every time must be "
+                                f"{TRACE_TIME.describe()} ({n} bad cell{'s' if n > 1 else ''} in total)")
+    _check_count(tab.shown, count)
+
+
+def _check_count(shown: str, count: int) -> None:
+    if count > limits.EMPIRICAL_MAX_VALUES:
+        raise _error(shown, f"{count} times: over the cap of {limits.EMPIRICAL_MAX_VALUES} times in a trace")
+
+
+def _ids(tab: _Table, j: int, what: str) -> np.ndarray:
+    """Column j's cells as ids; an empty one is refused with its place."""
+    text, empty = tab.text(j), (tab.text(j) == "").to_numpy(dtype=bool)
+    if n := int(np.count_nonzero(empty)):
+        raise _error(tab.shown, f"{tab.where(int(np.argmax(empty)))}, column {tab.label(j)}: no {what} ({n} "
+                                f"row{'s' if n > 1 else ''} without one in total)")
+    return np.asarray(text.to_numpy(dtype=object))
+
+
+def _assemble(meta: dict[str, Any], workers: list[str], w: np.ndarray, step_text: np.ndarray,
+              t: np.ndarray) -> Trace:
+    """A Trace from one entry per time, in file order: worker index, step label, time."""
+    codes, labels = pd.factorize(step_text)
+    number = np.asarray(pd.to_numeric(pd.Series(labels, dtype=object), errors="coerce"), dtype=float)
+    order = np.argsort(number, kind="stable") if not np.isnan(number).any() else np.arange(len(labels))
+    s = np.argsort(order)[codes]  # each entry's rank in step order
+    m, n_steps = len(workers), len(labels)
+    key = w.astype(np.int64) * n_steps + s
+    keep = ~pd.Series(key).duplicated(keep="first").to_numpy(dtype=bool)
+    w, s, t = w[keep], s[keep], np.array(t[keep], dtype=float)
+    complete = np.bincount(s, minlength=n_steps) == m
+    times = np.zeros((m, int(complete.sum())))
+    times[w[complete[s]], (np.cumsum(complete) - 1)[s[complete[s]]]] = t[complete[s]]
+    per = np.split(t[np.lexsort((s, w))], np.cumsum(np.bincount(w, minlength=m))[:-1])
+    steps = [str(labels[k]) for k in order]
+    for a in (times, t, *per):
+        a.flags.writeable = False
+    return Trace(workers=tuple(workers), steps=tuple(steps),
+                 complete_steps=tuple(steps[k] for k in np.flatnonzero(complete[order])),
+                 times=times, per_worker=tuple(per), pooled=t, duplicates=int(len(key) - len(t)),
+                 missing=m * n_steps - len(t), dropped_steps=int(n_steps - complete.sum()), **meta)
+
+
+def _durations(tab: _Table, j: int) -> np.ndarray:
+    t = tab.numbers(j)
+    _check_times(tab, [j], t, ~_valid(t), t.size)
+    return t
+
+
+def _long(tab: _Table, roles: dict[str, int], meta: dict[str, Any]) -> Trace:
+    ids, labels = _ids(tab, roles["worker"], "worker id"), _ids(tab, roles["step"], "step label")
+    w, uniq = pd.factorize(ids)
+    return _assemble(meta, [str(x) for x in uniq], w, labels, _durations(tab, roles["duration"]))
+
+
+def _wide(tab: _Table, roles: dict[str, int], meta: dict[str, Any]) -> Trace:
+    step = roles.get("step")
+    cols = [j for j in range(len(tab.names)) if j != step and not _INDEX.fullmatch(tab.names[j])]
+    names = [tab.names[j] for j in cols]
+    if twice := sorted({n for n in names if names.count(n) > 1}):
+        raise _error(tab.shown, f"column {twice[0]!r} appears more than once; worker ids must be unique")
+    labels = (_ids(tab, step, "step label") if step is not None
+              else np.array([str(k + 1) for k in range(tab.rows)], dtype=object))
+    values = np.column_stack([tab.numbers(j) for j in cols])
+    has = ~np.column_stack([(tab.text(j) == "").to_numpy(dtype=bool) for j in cols])
+    _check_times(tab, cols, values, has & ~_valid(values), int(has.sum()))
+    row, w = np.divmod(np.flatnonzero(has), len(cols))
+    return _assemble(meta, names, w, labels[row], values[has])
+
+
+def _column(tab: _Table, roles: dict[str, int], meta: dict[str, Any]) -> Trace:
+    t = _durations(tab, roles["duration"])
+    t.flags.writeable = False
+    return Trace(workers=(), steps=(), complete_steps=(), times=np.zeros((0, 0)), per_worker=(), pooled=t,
+                 duplicates=0, missing=0, dropped_steps=0, **meta)
+
+
+def load_trace(source: Source, columns: str | Mapping[str, str] | None = None, *, name: str | None = None) -> Trace:
+    """Read a measured step-time trace from a path, raw bytes or a binary file object (one with
+    ``getvalue``, as BytesIO and uploads, is read whole whatever its position).  ``columns`` maps
+    ``worker``, ``step``, ``duration`` to column names, as a dict or ``"worker=COL,step=COL,
+    duration=COL"``; ``name`` replaces the file's name in messages and for telling the format (by
+    extension, else Parquet by its magic bytes, TSV by a tab in the header line, else CSV).  Every
+    problem, the size caps included, is a :class:`ParameterError` of parameter ``trace``."""
+    data, shown = _read_source(source, name)
+    tab = _table(data, shown)
+    layout, roles = _layout(tab.names, _mapping(columns, tab.names, shown), shown)
+    if tab.rows == 0:
+        raise _error(shown, "no data rows")
+    meta = {"name": shown, "layout": layout, "format": tab.format, "digest": hashlib.sha256(data).hexdigest(),
+            "columns": {r: tab.names[j] for r, j in roles.items()}}
+    return {"long": _long, "wide": _wide, "column": _column}[layout](tab, roles, meta)
+
+
+def trace_from_times(times: Any, *, name: str = "<array>") -> Trace:
+    """A trace from an m × S array: row i holds worker ``str(i + 1)``'s times at steps
+    ``"1"`` … ``str(S)``; a NaN is a missing time, any other value must be a time."""
+    try:
+        t = np.array(times, dtype=float)
+    except (TypeError, ValueError, OverflowError):
+        raise _error(name, f"expected an array of times (got {type(times).__name__})") from None
+    if t.ndim != 2 or 0 in t.shape:
+        raise _error(name, f"expected an m × steps array of times (got shape {t.shape})")
+    has = ~np.isnan(t)
+    if (bad := np.flatnonzero(has & ~_valid(t))).size:
+        i, j = divmod(int(bad[0]), t.shape[1])
+        raise _error(name, f"times[{i}, {j}] = {float(t[i, j])!r}: every time must be {TRACE_TIME.describe()}, "
+                           f"or NaN for none ({bad.size} bad in total)")
+    _check_count(name, int(has.sum()))
+    w, s = np.nonzero(has)
+    meta = {"name": name, "layout": "wide", "format": "array", "columns": {},
+            "digest": hashlib.sha256(repr(t.shape).encode() + t.tobytes()).hexdigest()}
+    return _assemble(meta, [str(i + 1) for i in range(t.shape[0])], w, (s + 1).astype(str).astype(object), t[has])
