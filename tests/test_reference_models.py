@@ -212,8 +212,9 @@ def test_draw_counts_match_the_process():
     d = "lognormal(mu=0, sigma=1)"
     # every iteration starts m computations; the rest are cancelled
     assert run("k-sync", m, 2, d, n, seed=130).draws == m * n
-    # k-batch-sync: m at the start plus one restart per finish (the K-th restarts too, then is cancelled)
-    assert run("k-batch-sync", m, 7, d, n, seed=131).draws == (m + 7) * n
+    # k-batch-sync: m at the start plus one restart per finish but the K-th (which ends the
+    # iteration: nothing is started to be cancelled, which matters for a Markov state or a replay)
+    assert run("k-batch-sync", m, 7, d, n, seed=131).draws == (m + 7 - 1) * n
     # k-async: the m initial computations plus K restarts per update
     assert run("k-async", m, 3, d, n, seed=132).draws == m + 3 * n
     # k-batch-async: the m initial computations plus one restart per push

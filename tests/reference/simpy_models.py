@@ -9,6 +9,15 @@ starts, which is the honest per-event cost of a discrete-event simulation.  It i
 check ``distsgd.montecarlo`` (tests/test_reference_models.py) and to measure the engine's
 speed-up (benchmarks/bench_runtime.py).
 
+Every model takes either a Delay — every mini-batch of every worker i.i.d. X ~ F, as in
+DESIGN §2 — or a *job source* (tests/reference/cluster_jobs.py, DESIGN §7's clusters:
+static stragglers, groups, Markov slowdowns, trace replay …).  A Delay is wrapped in an
+``IIDJobs``, which makes exactly the ``delay.sample(rng)`` calls the models always made, so
+the numbers for a Delay are unchanged.  Wherever worker i starts a computation — including
+one that is later cancelled — the model calls ``jobs.next(i)`` once.  A job source is
+stateful: pass a fresh one to every run (the model's ``rng`` argument is then unused; the
+source draws from its own).  tests/test_cluster_reference.py checks the models on clusters.
+
 Versions are explicit: the server's ``version`` v is the number of updates applied so far,
 so the parameters are w_v; a worker records the version it read when it starts a
 computation.  Update j (0-based) turns w_j into w_{j+1}; a gradient computed on w_v and
@@ -39,6 +48,11 @@ from scipy import stats
 
 from distsgd.delays import Delay
 from distsgd.schemes import Scheme
+
+from .cluster_jobs import IIDJobs, JobSource
+
+#: what every model takes as its first argument: one law for every mini-batch, or a job source
+Jobs = Delay | JobSource
 
 __all__ = [
     "ModelResult",
@@ -113,9 +127,17 @@ class ModelResult:
         return batch_means(s[int(warmup * s.size):], batches)
 
 
-def _draw(delay: Delay, rng: np.random.Generator) -> float:
-    """One computation time: a single ``delay.sample`` call, as a per-event simulator does."""
-    return float(delay.sample(rng))
+def _source(delay_or_jobs: Jobs, m: int, rng: np.random.Generator) -> JobSource:
+    """The job source of a run: a JobSource as given (its m must be the scheme's), or for a
+    Delay an IIDJobs on ``rng`` — one ``delay.sample(rng)`` call per computation started, as
+    a per-event simulator does (and as these models always did)."""
+    if isinstance(delay_or_jobs, JobSource):
+        if delay_or_jobs.m != m:
+            raise ValueError(f"the job source has {delay_or_jobs.m} workers, the scheme m = {m}")
+        return delay_or_jobs
+    if isinstance(delay_or_jobs, Delay):
+        return IIDJobs(delay_or_jobs, m, rng, record=False)
+    raise TypeError(f"need a Delay or a JobSource (got {type(delay_or_jobs).__name__})")
 
 
 def _check(m: int, K: int, updates: int, *, k_le_m: bool) -> None:
@@ -154,8 +176,9 @@ class _Signals:
 # sync, k-sync, k-batch-sync: every iteration starts all m workers on the current w_j
 # ---------------------------------------------------------------------------------------
 
-def _sync_family(delay: Delay, m: int, K: int, updates: int, rng: np.random.Generator,
+def _sync_family(delay_or_jobs: Jobs, m: int, K: int, updates: int, rng: np.random.Generator,
                  *, batch: bool, name: str) -> ModelResult:
+    jobs = _source(delay_or_jobs, m, rng)
     env = simpy.Environment()
     inbox = simpy.Store(env)          # gradients pushed to the server: (worker, version)
     starts = _Signals(env)            # starts[j] fires with version j when iteration j begins
@@ -172,11 +195,16 @@ def _sync_family(delay: Delay, m: int, K: int, updates: int, rng: np.random.Gene
             try:
                 while True:
                     draws += 1
-                    yield env.timeout(_draw(delay, rng))
-                    inbox.put((i, v))             # push (never blocks: the store is unbounded)
+                    yield env.timeout(jobs.next(i))   # worker i starts a mini-batch
+                    put = inbox.put((i, v))       # push (never blocks: the store is unbounded)
                     if not batch:
                         break                     # (k-)sync: one gradient per iteration, then wait
-                    # k-batch-sync: straight on with another mini-batch on the same w_v
+                    # k-batch-sync: straight on with another mini-batch on the same w_v, unless
+                    # this push was the K-th: the push's callbacks hand it to the server first,
+                    # which ends the iteration, and the interrupt arrives here before anything
+                    # is started (so the K-th finisher starts nothing to be cancelled)
+                    yield put
+                    yield env.timeout(0)
             except simpy.Interrupt:
                 pass                              # cancelled: the iteration ended first
             computing[i] = False
@@ -202,53 +230,54 @@ def _sync_family(delay: Delay, m: int, K: int, updates: int, rng: np.random.Gene
                        pending_staleness=np.zeros(m, dtype=np.int64), draws=draws)
 
 
-def sync(delay: Delay, m: int, K: int | None, updates: int, rng: np.random.Generator) -> ModelResult:
+def sync(delay_or_jobs: Jobs, m: int, K: int | None, updates: int, rng: np.random.Generator) -> ModelResult:
     """Synchronous SGD: all m start on w_j; the iteration ends when the last finishes (K ignored, = m)."""
     _check(m, m, updates, k_le_m=True)
-    return _sync_family(delay, m, m, updates, rng, batch=False, name="sync")
+    return _sync_family(delay_or_jobs, m, m, updates, rng, batch=False, name="sync")
 
 
-def k_sync(delay: Delay, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
+def k_sync(delay_or_jobs: Jobs, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
     """K-sync SGD: all m start on w_j; the K-th finish ends the iteration; the others are interrupted."""
     _check(m, K, updates, k_le_m=True)
-    return _sync_family(delay, m, K, updates, rng, batch=False, name="k-sync")
+    return _sync_family(delay_or_jobs, m, K, updates, rng, batch=False, name="k-sync")
 
 
-def k_batch_sync(delay: Delay, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
+def k_batch_sync(delay_or_jobs: Jobs, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
     """K-batch-sync SGD: all m start on w_j and a finishing worker starts another mini-batch on
     w_j at once; the K-th finish overall ends the iteration (K may exceed m); the rest are
     interrupted."""
     _check(m, K, updates, k_le_m=False)
-    return _sync_family(delay, m, K, updates, rng, batch=True, name="k-batch-sync")
+    return _sync_family(delay_or_jobs, m, K, updates, rng, batch=True, name="k-batch-sync")
 
 
 # ---------------------------------------------------------------------------------------
 # k-async, async, k-batch-async: state carries over from one update to the next
 # ---------------------------------------------------------------------------------------
 
-def _async_worker(env: simpy.Environment, i: int, inbox: simpy.Store, delay: Delay,
-                  rng: np.random.Generator, count: list[int]):
+def _async_worker(env: simpy.Environment, i: int, inbox: simpy.Store, jobs: JobSource,
+                  count: list[int]):
     """A worker of the asynchronous schemes: compute on the version it read, push
     (worker, version, reply) and read the version the server's reply names."""
     v = 0                                         # everybody starts on w_0 at time 0
     while True:
         count[0] += 1
-        yield env.timeout(_draw(delay, rng))
+        yield env.timeout(jobs.next(i))           # worker i starts a mini-batch
         reply = env.event()
         inbox.put((i, v, reply))
         v = yield reply                           # k-async: at the update; k-batch-async: at once
 
 
-def k_async(delay: Delay, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
+def k_async(delay_or_jobs: Jobs, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
     """K-async SGD: a finishing worker pushes and waits; when K pushes have arrived since the
     last update the server updates and those K read the new parameters and restart; the
     other workers are not interrupted (their gradients may be stale)."""
     _check(m, K, updates, k_le_m=True)
+    jobs = _source(delay_or_jobs, m, rng)
     env = simpy.Environment()
     inbox = simpy.Store(env)
     count = [0]
     for i in range(m):
-        env.process(_async_worker(env, i, inbox, delay, rng, count))
+        env.process(_async_worker(env, i, inbox, jobs, count))
     times: list[float] = []
     stale: list[int] = []
     holds = [0] * m                               # version of the computation each worker holds
@@ -274,21 +303,22 @@ def k_async(delay: Delay, m: int, K: int, updates: int, rng: np.random.Generator
                        pending_staleness=updates - np.asarray(holds, dtype=np.int64), draws=count[0])
 
 
-def async_(delay: Delay, m: int, K: int | None, updates: int, rng: np.random.Generator) -> ModelResult:
+def async_(delay_or_jobs: Jobs, m: int, K: int | None, updates: int, rng: np.random.Generator) -> ModelResult:
     """Asynchronous SGD: k-async with K = 1 (every push is an update; K ignored)."""
-    return k_async(delay, m, 1, updates, rng)
+    return k_async(delay_or_jobs, m, 1, updates, rng)
 
 
-def k_batch_async(delay: Delay, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
+def k_batch_async(delay_or_jobs: Jobs, m: int, K: int, updates: int, rng: np.random.Generator) -> ModelResult:
     """K-batch-async SGD: nobody waits; on finishing a worker pushes, reads the current
     parameters and restarts; the server updates after every K pushes, and the worker whose
     push triggered the update reads the post-update parameters.  K may exceed m."""
     _check(m, K, updates, k_le_m=False)
+    jobs = _source(delay_or_jobs, m, rng)
     env = simpy.Environment()
     inbox = simpy.Store(env)
     count = [0]
     for i in range(m):
-        env.process(_async_worker(env, i, inbox, delay, rng, count))
+        env.process(_async_worker(env, i, inbox, jobs, count))
     times: list[float] = []
     stale: list[int] = []
     holds = [0] * m
@@ -316,7 +346,7 @@ def k_batch_async(delay: Delay, m: int, K: int, updates: int, rng: np.random.Gen
 # local SGD
 # ---------------------------------------------------------------------------------------
 
-def local_sgd(delay: Delay, m: int, K: int | None, updates: int, rng: np.random.Generator,
+def local_sgd(delay_or_jobs: Jobs, m: int, K: int | None, updates: int, rng: np.random.Generator,
               *, H: int = 1, comm_delay: float = 0.0) -> ModelResult:
     """Local SGD: each round every worker takes H sequential local steps from the common w;
     the round ends when the slowest has finished, plus the averaging time D.  ``updates`` is
@@ -324,6 +354,7 @@ def local_sgd(delay: Delay, m: int, K: int | None, updates: int, rng: np.random.
     _check(m, 1, updates, k_le_m=False)
     if H < 1 or comm_delay < 0:
         raise ValueError(f"need H ≥ 1 and comm_delay ≥ 0 (got H={H}, comm_delay={comm_delay})")
+    jobs = _source(delay_or_jobs, m, rng)
     env = simpy.Environment()
     done = simpy.Store(env)
     starts = _Signals(env)
@@ -337,7 +368,7 @@ def local_sgd(delay: Delay, m: int, K: int | None, updates: int, rng: np.random.
             yield starts[r]                       # the averaged model of round r
             for _ in range(H):
                 draws += 1
-                yield env.timeout(_draw(delay, rng))
+                yield env.timeout(jobs.next(i))   # local step: worker i starts a mini-batch
             done.put(i)
             r += 1
 
@@ -374,14 +405,15 @@ MODELS: dict[str, Callable[..., ModelResult]] = {
 }
 
 
-def simulate(scheme: Scheme, delay: Delay, updates: int, rng: np.random.Generator | int | None = None
-             ) -> ModelResult:
+def simulate(scheme: Scheme, delay_or_jobs: Jobs, updates: int,
+             rng: np.random.Generator | int | None = None) -> ModelResult:
     """Run the reference model of ``scheme`` (a ``distsgd.schemes`` object) for ``updates``
-    updates (rounds for local SGD)."""
+    updates (rounds for local SGD), on a Delay (i.i.d. workers, drawn from ``rng``) or on a
+    job source (tests/reference/cluster_jobs.py) with ``scheme.m`` workers."""
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
     fn = MODELS[scheme.name]
     K = getattr(scheme, "K", None)
     if scheme.name == "local-sgd":
-        return fn(delay, scheme.m, None, updates, rng, H=scheme.H, comm_delay=scheme.comm_delay)
-    return fn(delay, scheme.m, K, updates, rng)
+        return fn(delay_or_jobs, scheme.m, None, updates, rng, H=scheme.H, comm_delay=scheme.comm_delay)
+    return fn(delay_or_jobs, scheme.m, K, updates, rng)
