@@ -24,7 +24,7 @@ import warnings
 import numpy as np
 
 from . import limits
-from .clusters import IID, Cluster, as_cluster
+from .clusters import Cluster, as_cluster
 from .delays import Delay, check_delay
 from .estimate import KINDS, REL_TOL, VALUE_KINDS, Estimate
 from .orderstats import (
@@ -48,7 +48,8 @@ WORK = Domain("work", 0.0, math.inf, low_open=True, doc="work budget of the latt
 
 def expected_runtime(scheme: Scheme, delay: Delay | Cluster, work: float | None = None) -> Estimate:
     """Expected runtime per iteration E[T] of ``scheme`` under i.i.d. delays ``delay`` (DESIGN §2),
-    or on a cluster (DESIGN §7: :meth:`Scheme.cluster_runtime`; an i.i.d. cluster is the delay).
+    or on a cluster (DESIGN §7: :meth:`Scheme.cluster_runtime`; a cluster whose mini-batches are
+    all i.i.d. — b = 0 or s = 1, π = 0, one group — is its delay, the same result).
 
     * sync / k-sync: ``E[X_{m:m}]`` / ``E[X_{K:m}]`` (order statistics; Dutta et al. 2018).
     * async / k-batch-async: ``E[X]/m`` / ``K·E[X]/m`` (elementary renewal theorem), exact.
@@ -67,8 +68,8 @@ def expected_runtime(scheme: Scheme, delay: Delay | Cluster, work: float | None 
     """
     check_scheme(scheme)
     cluster = None if isinstance(delay, Delay) else as_cluster(delay, scheme.m)
-    if isinstance(cluster, IID):
-        delay, cluster = cluster.delay, None
+    if cluster is not None and cluster.iid_delay is not None:
+        delay, cluster = cluster.iid_delay, None
     if cluster is None:
         check_delay(delay)
     budget = limits.ANALYTIC_WORK if work is None else WORK.check(work, "work")

@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from .analytic import expected_runtime
-from .delays import parse_delay
+from .clusters import Cluster, make_cluster
+from .delays import Delay
 from .error import (
     GAMMA,
     P0,
@@ -32,7 +33,7 @@ from .error import (
 from .montecarlo import simulate_runtime
 from .params import ParameterError
 from .random import SEED
-from .schemes import make_scheme
+from .schemes import Scheme, make_scheme
 
 __all__ = ["main", "build_parser"]
 
@@ -66,13 +67,29 @@ def _seed(text: str) -> int:
 def _add_scheme_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scheme", required=True, help="sync, k-sync, k-batch-sync, async, k-async, "
                    "k-batch-async or local-sgd")
-    p.add_argument("--m", type=int, required=True, help="number of workers")
+    p.add_argument("--m", type=int, default=None, help="number of workers (given by --workers or --trace "
+                   "when those are used; must match if given)")
     p.add_argument("--K", type=int, default=None, help="gradients per update (k-* schemes)")
     p.add_argument("--H", type=int, default=None, help="local steps per round (local-sgd)")
     p.add_argument("--comm-delay", type=float, default=0.0, dest="comm_delay",
                    help="averaging time per round D (local-sgd)")
-    p.add_argument("--delay", required=True, help="delay spec, e.g. 'exp(rate=1)', "
+    p.add_argument("--delay", default=None, help="delay spec, e.g. 'exp(rate=1)', "
                    "'pareto(xm=1, alpha=2.5)', 'empirical(file=trace.csv)'")
+    g = p.add_argument_group("stragglers (DESIGN §7): who is slow, and for how long")
+    g.add_argument("--slow", type=int, default=None, help="b workers always slow (with --slowdown)")
+    g.add_argument("--slowdown", type=float, default=None, help="s ≥ 1: a slow mini-batch takes s·X")
+    g.add_argument("--slow-fraction", type=float, default=None, dest="slow_fraction",
+                   help="π in [0, 1): long-run fraction of slow mini-batches (random slowdowns, with --slowdown)")
+    g.add_argument("--persistence", type=float, default=None,
+                   help="ρ in [0, 1): how long a slow spell lasts (0: independent; 0.99: ~100 mini-batches)")
+    g.add_argument("--workers", default=None, help="groups instead of --m/--delay, e.g. "
+                   "'6*exp(rate=1) + 2*exp(rate=0.5)'")
+    g.add_argument("--trace", default=None, help="a measured trace (CSV, TSV or Parquet) instead of --delay")
+    g.add_argument("--trace-mode", default=None, dest="trace_mode", choices=("replay", "per-worker", "pooled"),
+                   help="replay each worker's own times in order (default), draw from each worker's own "
+                   "times, or from all times pooled")
+    g.add_argument("--trace-columns", default=None, dest="trace_columns",
+                   help="worker=COL,step=COL,duration=COL when the layout cannot be detected")
     p.add_argument("--seed", type=_seed, default=None, help="random seed in [0, 2**63 − 1] "
                    "(default: fresh, and printed)")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -99,15 +116,41 @@ def _resolve_seed(seed: int | None) -> int:
     return int(SEED.check(seed, "seed"))
 
 
+def _cluster(args: argparse.Namespace) -> Cluster:
+    """The cluster the flags describe (one validation: :func:`distsgd.clusters.make_cluster`)."""
+    if args.trace is None and args.workers is None and args.delay is None:
+        raise ParameterError("delay", "give --delay SPEC (or --workers, or --trace FILE)")
+    if args.trace is None and args.workers is None and args.m is None:
+        raise ParameterError("m", "give the number of workers --m")
+    return make_cluster(m=args.m, delay=args.delay, slow=args.slow, slowdown=args.slowdown,
+                        slow_fraction=args.slow_fraction, persistence=args.persistence, workers=args.workers,
+                        trace=args.trace, trace_mode=args.trace_mode, trace_columns=args.trace_columns)
+
+
+def _model(args: argparse.Namespace) -> tuple[Scheme, Delay | Cluster, Cluster]:
+    """The scheme and what its workers draw from: the delay when the cluster is i.i.d. (the same
+    numbers as without a cluster), else the cluster."""
+    cluster = _cluster(args)
+    scheme = make_scheme(args.scheme, cluster.m, K=args.K, H=args.H, comm_delay=args.comm_delay)
+    one = cluster.iid_delay
+    return scheme, (cluster if one is None else one), cluster
+
+
+def _delay_text(cluster: Cluster) -> str | None:
+    """The JSON ``delay``: the one law the cluster derives from, if it has one."""
+    d = getattr(cluster, "delay", None)
+    return str(d) if isinstance(d, Delay) else None
+
+
 def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    scheme = make_scheme(args.scheme, args.m, K=args.K, H=args.H, comm_delay=args.comm_delay)
-    delay = parse_delay(args.delay)
+    scheme, delay, cluster = _model(args)
     seed = _resolve_seed(args.seed)
     est = expected_runtime(scheme, delay)
     mc = simulate_runtime(scheme, delay, args.iterations, seed=seed, keep_times=False)
     d = scheme.as_dict()
     out: dict[str, Any] = {
-        "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": str(delay),
+        "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": _delay_text(cluster),
+        "cluster": cluster.as_dict(),
         "analytic": {"value": _finite(est.value), "kind": est.kind, "method": est.method},
         "monte_carlo": {"mean": _finite(mc.mean), "ci95": [_finite(mc.ci95[0]), _finite(mc.ci95[1])],
                         "iterations": mc.iterations, "seed": seed},
@@ -122,7 +165,8 @@ def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     analytic = ("—" if est.value is None else f"{est.value:.6g}") + f"  ({est.kind}: {est.method})"
     lines = [
         f"scheme       {scheme.label}",
-        f"delay        {delay}   [{delay.label}, E[X] = {delay.mean:.6g}]",
+        (f"delay        {delay}   [{delay.label}, E[X] = {delay.mean:.6g}]" if isinstance(delay, Delay) else
+         f"cluster      {cluster.label}"),
         f"analytic     {analytic}",
         f"monte carlo  {mc.mean:.6g}  95% CI [{mc.ci95[0]:.6g}, {mc.ci95[1]:.6g}]  "
         f"({mc.iterations} iterations, seed {seed})",
@@ -155,8 +199,7 @@ def _add_error_parser(sub: Any) -> None:
 
 
 def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    scheme = make_scheme(args.scheme, args.m, K=args.K, H=args.H, comm_delay=args.comm_delay)
-    delay = parse_delay(args.delay)
+    scheme, delay, cluster = _model(args)
     problem = Problem(eta=args.eta, L=args.L, mu=args.mu, sigma2=args.sigma2, b=args.b,
                       f0=args.f0, dim=args.dim)
     gamma = None if args.gamma is None else GAMMA.check(args.gamma, "gamma")
@@ -183,8 +226,8 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         simulated["fresh_fraction"] = sim.fresh_fraction
         simulated["gamma_measured"] = _finite(sim.gamma_measured) if sim.gamma_measured is not None else None
     out: dict[str, Any] = {
-        "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": str(delay),
-        "time": lst(sim.time), "bound": lst(bound.values), "bound_kind": bound.kind,
+        "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": _delay_text(cluster),
+        "cluster": cluster.as_dict(), "time": lst(sim.time), "bound": lst(bound.values), "bound_kind": bound.kind,
         "bound_note": bound.note or None,
         "bound_params": {"gamma": gamma, "p0": p0, "floor": bound.floor,
                          "runtime": _finite(bound.runtime.value) if bound.runtime and bound.runtime.value else None,
@@ -195,7 +238,8 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         "simulated": simulated, "seed": seed,
     }
     idx = np.unique(np.linspace(0, sim.time.size - 1, min(11, sim.time.size)).astype(int))
-    lines = [f"scheme {scheme.label}, delay {delay}, η={problem.eta:g}, L={problem.L:g}, "
+    lines = [f"scheme {scheme.label}, {'delay ' + str(delay) if isinstance(delay, Delay) else cluster.label}, "
+             f"η={problem.eta:g}, L={problem.L:g}, "
              f"μ={problem.mu:g}, σ²={problem.sigma2:g}, b={problem.b}, F0={problem.f0:g}, d={problem.dim}",
              f"bound: {bound.kind}" + (f" — {bound.note}" if bound.note else
                                        f" (floor {bound.floor:.4g}, E[T] {bound.runtime.value:.4g} "

@@ -30,14 +30,14 @@ import numpy as np
 
 from . import limits
 from . import random as _random
-from .clusters import IID, Cluster, as_cluster
+from .clusters import Cluster, as_cluster
 from .delays import Delay, check_delay
 from .engines import clusters as cluster_engine
 from .engines.batchmeans import MAX_KEPT_TIMES, cv2, layout, t95, warmup
 from .engines.renewal import UpdateTrace
 from .engines.timeline import Intervals
 from .orderstats import sample_order_statistic
-from .params import Domain, ParameterError, ceil_div
+from .params import Domain, ParameterError
 from .schemes import Scheme, check_scheme
 
 __all__ = [
@@ -107,7 +107,7 @@ class RuntimeSample:
         return out
 
 
-def simulate_updates(scheme: Scheme, delay: Delay, updates: int, replicas: int,
+def simulate_updates(scheme: Scheme, delay: Delay | Cluster, updates: int, replicas: int,
                      seed: _random.Seed = None, *, budget: float | None = None) -> UpdateTrace:
     """``updates`` updates of ``replicas`` independent runs of the scheme, from time 0.
 
@@ -118,9 +118,10 @@ def simulate_updates(scheme: Scheme, delay: Delay, updates: int, replicas: int,
 
     The trace holds at most ``limits.MAX_TRACE_VALUES`` values (replicas × updates × K) and
     its predicted cost must fit ``budget`` (default ``limits.TIME_BUDGET``); otherwise a
-    ParameterError names ``updates`` or ``replicas`` and says how many would fit.
+    ParameterError names ``updates`` or ``replicas`` and says how many would fit.  ``delay`` may
+    be a cluster (DESIGN §7): every worker's mini-batches then come from it.
     """
-    _check_model(scheme, delay)
+    source = _source(scheme, delay)
     n = UPDATES.check(updates, "updates")
     R = REPLICAS.check(replicas, "replicas")
     _check_seed(seed)
@@ -135,7 +136,7 @@ def simulate_updates(scheme: Scheme, delay: Delay, updates: int, replicas: int,
         raise ParameterError("replicas", f"a trace of {scheme.label} holds at most {cap} gradients "
                              f"(replicas × updates × K); with {n} updates at most {cap // (n * per_update)} "
                              "replicas fit")
-    unit = scheme.iteration_cost(delay, R)
+    unit = scheme.cluster_cost(source, R) if isinstance(source, Cluster) else scheme.iteration_cost(source, R)
     cost = unit * R * n
     if cost > budget:
         if unit * n > budget:
@@ -151,8 +152,11 @@ def simulate_updates(scheme: Scheme, delay: Delay, updates: int, replicas: int,
                              f"{int(budget // (unit * n))} replicas fit")
     rng = _random.generator(seed)
     if scheme.renewal:
-        return scheme.update_trace(delay, R, n, rng, True)
-    per = _iid_times(scheme, delay, R * n, rng)
+        return scheme.update_trace(source, R, n, rng, True)
+    if isinstance(source, Cluster):
+        per = scheme.cluster_times(source, R, n, rng).ravel()
+    else:
+        per = _iid_times(scheme, source, R * n, rng)
     per *= scheme.steps_per_update  # local SGD: a round of H steps, not one step
     return UpdateTrace(np.cumsum(per.reshape(R, n), axis=1))
 
@@ -207,7 +211,7 @@ def _layout(scheme: Scheme, iterations: int, delay: Delay | None = None) -> tupl
     return layout(scheme.m, scheme.grads_per_update, iterations, delay, scheme.lockstep)
 
 
-def iteration_cost(scheme: Scheme, delay: Delay | None = None, replicas: int = 4) -> float:
+def iteration_cost(scheme: Scheme, delay: Delay | Cluster | None = None, replicas: int = 4) -> float:
     """Cost of one simulated iteration (of one replica), calibrated to about a nanosecond per
     unit on one core of the 2-core development machine: order statistics ~200 ns per
     iteration, superposition ~120 ns per drawn completion, local-SGD sums ~36 ns per delay,
@@ -215,14 +219,26 @@ def iteration_cost(scheme: Scheme, delay: Delay | None = None, replicas: int = 4
     by its ``replicas`` plus ~0.1 µs per replica, 10 ns per worker and 20 ns per pusher.
     Measured within a factor of about 2 either way (a shared machine is noisy).  ``delay``
     refines it where the engine depends on the law (local SGD with exponential delays samples
-    a Gamma order statistic)."""
+    a Gamma order statistic).  On a cluster that is not i.i.d., :meth:`Scheme.cluster_cost`."""
+    if isinstance(delay, Cluster):
+        one = delay.iid_delay
+        if one is None:
+            return scheme.cluster_cost(delay, replicas)
+        delay = one
     return scheme.iteration_cost(delay, replicas)
 
 
-def simulation_cost(scheme: Scheme, iterations: int, delay: Delay | None = None) -> float:
+def simulation_cost(scheme: Scheme, iterations: int, delay: Delay | Cluster | None = None) -> float:
     """Cost (≈ ns) of :func:`simulate_runtime` for ``iterations``, warm-up included (the
     renewal schemes run every replica through a warm-up of 40 or more pushes per worker
-    first; pass ``delay``: very variable laws need a longer one)."""
+    first; pass ``delay``: very variable laws need a longer one).  On a cluster, its layout
+    (batches spanning its memory) at :meth:`Scheme.cluster_cost`."""
+    if isinstance(delay, Cluster):
+        one = delay.iid_delay
+        if one is None:
+            R, w, n, _ = _cluster_layout(scheme, delay, iterations)
+            return scheme.cluster_cost(delay, R) * R * (w + n)
+        delay = one
     if scheme.renewal:
         R, w, n, _ = _layout(scheme, iterations, delay)
         return scheme.iteration_cost(delay, R) * R * (w + n)
@@ -266,25 +282,25 @@ def simulate_runtime(scheme: Scheme, delay: Delay | Cluster, iterations: int = 1
     exceeds ``budget`` (default ``limits.TIME_BUDGET`` ≈ 60 s) is refused (ParameterError
     naming ``iterations`` with how many fit, or the scheme parameter that is too big).
 
-    ``delay`` may be a cluster (DESIGN §7): an i.i.d. one is its delay; on the others the
-    workers' mini-batch times come from the cluster (sync, k-sync and local SGD in this version).
+    ``delay`` may be a cluster (DESIGN §7): one whose mini-batches are all i.i.d. is its delay
+    (the same numbers); on the others every worker's mini-batches come from the cluster, and a
+    state (Markov slowdowns, a replayed trace) carries over from one mini-batch to the next.
     """
-    if not isinstance(delay, Delay):
-        check_scheme(scheme)
-        cluster = as_cluster(delay, scheme.m)
-        if not isinstance(cluster, IID):
-            return _simulate_cluster(scheme, cluster, iterations, seed, keep_times, budget)
-        delay = cluster.delay
-    _check_model(scheme, delay)
+    source = _source(scheme, delay)
     iterations = ITERATIONS.check(iterations, "iterations")
     budget = limits.TIME_BUDGET if budget is None else BUDGET.check(budget, "budget")
+    _check_seed(seed)
     seed_out = _random.seed_int(seed) if not isinstance(seed, (np.random.SeedSequence, np.random.Generator)) \
         else None
+    if isinstance(source, Cluster):
+        return _simulate_cluster(scheme, source, iterations, seed_out, seed, keep_times, budget)
+    delay = source
     _check_cost(scheme, iterations, delay, budget)
     rng = _random.generator(seed)
     note = _heavy_note(scheme, delay)
     if scheme.renewal:
-        return _simulate_renewal(scheme, delay, iterations, seed_out, rng, keep_times, note)
+        R, w, n, B = _layout(scheme, iterations, delay)
+        return _simulate_renewal(scheme, delay, (R, w, n, B), seed_out, rng, keep_times, note)
     kept: list[np.ndarray] = []
     total = total2 = 0.0
     shift = None
@@ -309,38 +325,67 @@ def simulate_runtime(scheme: Scheme, delay: Delay | Cluster, iterations: int = 1
                          staleness_mean=None, fresh_fraction=None, note=note)
 
 
+def _source(scheme: Scheme, delay: object) -> Delay | Cluster:
+    """The API's ``delay`` argument, checked: a Delay (an i.i.d. cluster's one law too), or a
+    cluster of ``scheme.m`` workers that is not i.i.d."""
+    check_scheme(scheme)
+    if isinstance(delay, Delay):
+        check_delay(delay)
+        return delay
+    cluster = as_cluster(delay, scheme.m)
+    one = cluster.iid_delay
+    return cluster if one is None else one
+
+
 def _t_interval(x: np.ndarray) -> tuple[float, float, float]:
     """Mean, standard deviation and 95% half-width of independent values."""
     mean, std = float(x.mean()), float(x.std(ddof=1))
     return mean, std, t95(x.size - 1) * std / math.sqrt(x.size)
 
 
-def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed: _random.Seed, keep_times: bool,
-                      budget: float | None) -> RuntimeSample:
-    """Sync, k-sync and local SGD on a cluster (:mod:`distsgd.engines.clusters`): i.i.d.
-    iterations and the t-interval without a state; with one (Markov slowdowns, ρ > 0), R
-    replicas of a stationary run and batch means."""
-    iterations = ITERATIONS.check(iterations, "iterations")
-    budget = limits.TIME_BUDGET if budget is None else BUDGET.check(budget, "budget")
-    _check_seed(seed)
-    seed_out = _random.seed_int(seed) if not isinstance(seed, (np.random.SeedSequence, np.random.Generator)) \
-        else None
-    unit = scheme.cluster_cost(cluster)
-    if unit * limits.MIN_ITERATIONS > budget:
-        raise ParameterError("m", f"{scheme.label} on this cluster is too big to simulate: one iteration costs "
-                             f"about {unit / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound")
-    if unit * iterations > budget:
-        raise ParameterError("iterations", f"{iterations} iterations of {scheme.label} on this cluster would take "
-                             f"about {unit * iterations / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most "
-                             f"{int(budget // unit)} fit")
+def _cluster_note(scheme: Scheme, cluster: Cluster) -> str:
+    """:func:`_heavy_note` when every worker's law has the same tail (static stragglers and
+    Markov slowdowns scale X; equal groups): the i.i.d. reasoning on which moments are
+    infinite holds.  Workers with different tails are not judged (a renewal scheme's long-run
+    rate survives one worker with E[X_i] = ∞, a k-sync iteration may too)."""
+    laws = cluster_engine.laws(cluster)
+    if len({law.tail_index for law in laws}) != 1:
+        return ""
+    return _heavy_note(scheme, max(laws, key=cv2))
+
+
+def _cluster_layout(scheme: Scheme, cluster: Cluster, iterations: int) -> tuple[int, int, int, int]:
+    return cluster_engine.layout(cluster, scheme.grads_per_update, iterations, scheme.renewal, scheme.lockstep)
+
+
+def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed_out: int | None, seed: _random.Seed,
+                      keep_times: bool, budget: float) -> RuntimeSample:
+    """Any scheme on a cluster that is not i.i.d.: the renewal schemes by batch means as on
+    i.i.d. workers; the others i.i.d. iterations and the t-interval without a state, R
+    stationary replicas and batch means with one (Markov slowdowns, a replayed trace)."""
+    R, w, n, B = _cluster_layout(scheme, cluster, iterations)
+    unit = scheme.cluster_cost(cluster, R)
+    cost = unit * R * (w + n)
+    if cost > budget:
+        floor = unit * R * (w + B * 4)
+        if floor > budget or R * n > 4 * iterations:
+            param = scheme.costly_parameter()
+            raise ParameterError(param, f"{scheme.label} on this cluster is too big to simulate: even the "
+                                 f"shortest run would take about {max(floor, cost) / 1e9:.3g} s, over the "
+                                 f"{budget / 1e9:.3g} s bound ({scheme.cost_advice(param)})")
+        fit = max(limits.MIN_ITERATIONS, int(iterations * (budget - unit * R * w) / (cost - unit * R * w)))
+        raise ParameterError("iterations", f"{iterations} iterations of {scheme.label} on this cluster would "
+                             f"take about {cost / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most "
+                             f"about {fit} fit")
     rng = _random.generator(seed)
+    note = _cluster_note(scheme, cluster)
+    if scheme.renewal:
+        return _simulate_renewal(scheme, cluster, (R, w, n, B), seed_out, rng, keep_times, note)
     if not cluster.stateful:
         x = scheme.cluster_times(cluster, 1, iterations, rng).ravel()
         mean, std, hw = _t_interval(x)
         method = f"{cluster.kind} cluster: every worker's mini-batches drawn, {iterations} independent iterations"
     else:
-        R, B = cluster_engine.REPLICAS, cluster_engine.BATCHES
-        n = max(4, ceil_div(iterations, R * B)) * B
         x = scheme.cluster_times(cluster, R, n, rng)
         mean, _, hw = _t_interval(x.reshape(R * B, n // B).mean(axis=1))
         std = float(x.std(ddof=1))
@@ -348,14 +393,16 @@ def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed: _
         method = (f"{cluster.kind} cluster: {R} stationary runs × {n} iterations, 95% CI from {R * B} batch means "
                   "(the iterations of a run are correlated)")
     return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=x.size, seed=seed_out,
-                         method=method, times=x[:MAX_KEPT_TIMES] if keep_times else None, std=std)
+                         method=method, times=x[:MAX_KEPT_TIMES] if keep_times else None, std=std, note=note)
 
 
-def _simulate_renewal(scheme: Scheme, delay: Delay, iterations: int, seed: int | None,
+def _simulate_renewal(scheme: Scheme, source: Delay | Cluster, shape: tuple[int, int, int, int], seed: int | None,
                       rng: np.random.Generator, keep_times: bool, note: str) -> RuntimeSample:
-    R, w, n, B = _layout(scheme, iterations, delay)
+    R, w, n, B = shape
     K = scheme.grads_per_update
-    acc, what = scheme.batch_means(delay, R, w, n, B, rng, keep_times)
+    acc, what = scheme.batch_means(source, R, w, n, B, rng, keep_times)
+    if isinstance(source, Cluster):
+        what = f"{source.kind} cluster: {what}"
     means = np.concatenate([a.sums.ravel() for a in acc]) / (n // B)
     mean = float(means.mean())
     nb = means.size
@@ -380,22 +427,25 @@ class Timeline:
     ``stale`` (a gradient used fresh or stale), ``cancelled`` (work cancelled at an update),
     ``waiting`` (a worker idle), ``communicating`` (the local-SGD averaging round) or
     ``in flight`` (work still running when the window ends).  ``update_times`` are the times of the updates.
+    ``slow`` marks the work on a mini-batch that ran slow (a cluster's slow worker or state).
     """
 
     scheme: Scheme
-    delay: Delay
+    delay: Delay | Cluster
     worker: np.ndarray
     start: np.ndarray
     end: np.ndarray
     outcome: np.ndarray
     staleness: np.ndarray
     update_times: np.ndarray
+    slow: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=bool))
 
     def rows(self) -> list[dict[str, object]]:
+        slow = self.slow if self.slow.size == self.worker.size else np.zeros(self.worker.size, dtype=bool)
         return [{"worker": int(w), "start": float(s), "end": float(e), "outcome": str(o),
-                 "staleness": int(st)}
-                for w, s, e, o, st in zip(self.worker, self.start, self.end, self.outcome,
-                                          self.staleness, strict=True)]
+                 "staleness": int(st), "slow": bool(sl)}
+                for w, s, e, o, st, sl in zip(self.worker, self.start, self.end, self.outcome,
+                                              self.staleness, slow, strict=True)]
 
 
 def timeline_max_iterations(scheme: Scheme) -> int:
@@ -408,15 +458,15 @@ def timeline_max_iterations(scheme: Scheme) -> int:
     return int(min(fit, TIMELINE_MAX_ITERATIONS))
 
 
-def simulate_timeline(scheme: Scheme, delay: Delay, iterations: int = 5,
+def simulate_timeline(scheme: Scheme, delay: Delay | Cluster, iterations: int = 5,
                       seed: _random.Seed = None) -> Timeline:
     """Event-by-event run of ``iterations`` updates with every worker's intervals recorded.
 
     m ≤ 200, iterations ≤ 200 and at most ``limits.TIMELINE_MAX_JOBS`` jobs (200 000 for the
     vectorised local SGD; it is for drawing, not for estimating); beyond, a ParameterError
-    names the parameter.
+    names the parameter.  ``delay`` may be a cluster: each worker then takes its own mini-batches.
     """
-    _check_model(scheme, delay)
+    source = _source(scheme, delay)
     iterations = Domain("iterations", 1, TIMELINE_MAX_ITERATIONS, integer=True).check(iterations)
     if scheme.m > TIMELINE_MAX_M:
         raise ParameterError("m", f"the timeline draws at most {TIMELINE_MAX_M} workers (got {scheme.m})")
@@ -430,8 +480,8 @@ def simulate_timeline(scheme: Scheme, delay: Delay, iterations: int = 5,
         raise ParameterError("iterations", f"the timeline draws at most {cap} jobs; {iterations} iterations "
                              f"of {scheme.label} need about {jobs}: at most {fit} iterations fit")
     out = Intervals()
-    updates = scheme.timeline(delay, iterations, _random.generator(seed), out)
-    return Timeline(scheme=scheme, delay=delay,
+    updates = scheme.timeline(source, iterations, _random.generator(seed), out)
+    return Timeline(scheme=scheme, delay=source, slow=np.array(out.slow, dtype=bool),
                     worker=np.array(out.worker, dtype=int),
                     start=np.array(out.start, dtype=float), end=np.array(out.end, dtype=float),
                     outcome=np.array(out.outcome, dtype=object),

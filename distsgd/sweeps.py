@@ -3,6 +3,9 @@
 Each function returns a list of dicts (one per point), so the same data feeds a plotly figure
 (:mod:`distsgd.plots`), a table and a CSV download.  Monte Carlo work per call is bounded by
 ``budget`` (array-element operations, see :func:`distsgd.montecarlo.iteration_cost`).
+
+``delay`` is what the workers draw from: a law (i.i.d. workers), a cluster of the schemes' m,
+or a :class:`~distsgd.clusters.Stragglers` recipe, built into the cluster at each point's m.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import numpy as np
 
 from . import limits
 from .analytic import expected_runtime
+from .clusters import Cluster, Stragglers, at_m
 from .delays import Delay
 from .error import (
     LearningRate,
@@ -33,6 +37,9 @@ from .orderstats import order_statistic_mean
 from .params import ParameterError
 from .random import keyed
 from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
+
+#: what the sweeps' workers draw from (see the module's docstring)
+Workers = Delay | Cluster | Stragglers
 
 __all__ = ["build", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
            "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
@@ -67,7 +74,7 @@ def m_grid(m_max: int, n: int = 12) -> list[int]:
     return sorted({int(round(x)) for x in np.geomspace(1, max(m_max, 1), n)})
 
 
-def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAULT_BUDGET,
+def runtime_rows(schemes: Iterable[Scheme], delay: Workers, budget: float = DEFAULT_BUDGET,
                  seed: int = 0, simulate: bool = True, *, analytic_work: float = limits.ANALYTIC_WORK,
                  max_iterations: int = limits.MAX_ITERATIONS) -> list[dict[str, Any]]:
     """Analytic and Monte Carlo E[T] per iteration for each scheme.
@@ -80,7 +87,7 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAUL
     schemes = list(schemes)
     # the cheapest points are simulated first; a point whose shortest run (its warm-up and
     # MIN_ITERATIONS) no longer fits the budget is left without a Monte Carlo value
-    floor = [simulation_cost(s, MIN_ITERATIONS, delay) for s in schemes]
+    floor = [simulation_cost(s, MIN_ITERATIONS, at_m(delay, s.m)) for s in schemes]
     chosen, spent = set(), 0.0
     for i in sorted(range(len(schemes)), key=floor.__getitem__):
         if simulate and spent + floor[i] <= budget:
@@ -89,14 +96,16 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAUL
     spare = (budget - spent) / max(len(chosen), 1)
     rows = []
     for i, s in enumerate(schemes):
-        est = expected_runtime(s, delay, work=analytic_work)
-        row: dict[str, Any] = {**s.as_dict(), "label": s.label, "analytic": est.value,
+        src = at_m(delay, s.m)
+        est = expected_runtime(s, src, work=analytic_work)
+        row: dict[str, Any] = {**s.as_dict(), "label": s.label, "grads_per_update": s.grads_per_update,
+                               "analytic": est.value,
                                "kind": est.kind, "method": est.method,
                                "analytic_std": est.std, "analytic_error": est.error}
         if i in chosen:
-            it = min(max_iterations, MIN_ITERATIONS + int(spare / iteration_cost(s, delay)))
+            it = min(max_iterations, MIN_ITERATIONS + int(spare / iteration_cost(s, src)))
             # the point's own stream: the same point gets the same numbers in every chart
-            mc = simulate_runtime(s, delay, it, seed=keyed(seed, "runtime", s.label), keep_times=False)
+            mc = simulate_runtime(s, src, it, seed=keyed(seed, "runtime", s.label), keep_times=False)
             row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1],
                        mc_iterations=mc.iterations, staleness_mean=mc.staleness_mean,
                        fresh_fraction=mc.fresh_fraction)
@@ -106,7 +115,7 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Delay, budget: float = DEFAUL
     return rows
 
 
-def runtime_vs_K(names: Sequence[str], m: int, delay: Delay, Ks: Sequence[int], H: int = 1,
+def runtime_vs_K(names: Sequence[str], m: int, delay: Workers, Ks: Sequence[int], H: int = 1,
                  comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0,
                  **caps: Any) -> list[dict[str, Any]]:
     """E[T] against K for each scheme; schemes without K give one point per K (a flat line).
@@ -129,18 +138,18 @@ def runtime_vs_K(names: Sequence[str], m: int, delay: Delay, Ks: Sequence[int], 
     return out
 
 
-def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Delay, K: int, H: int = 1,
+def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Workers, K: int, H: int = 1,
                  comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0,
                  **caps: Any) -> list[dict[str, Any]]:
     """E[T] against m (K clamped to m for the k-of-m schemes); ``caps`` as :func:`runtime_vs_K`."""
     schemes = [build(name, m, K, H, comm_delay) for name in names for m in ms]
     rows = runtime_rows(schemes, delay, budget, seed, **caps)
-    mean_x = delay.mean
     for r in rows:
-        # samples processed per unit time relative to one worker: K_used · E[X] / E[T], from
-        # the analytic E[T] (an upper bound on E[T] gives a lower bound on the speed-up) and
+        # samples processed per unit time relative to one (average) worker: K_used · E[X] / E[T],
+        # from the analytic E[T] (an upper bound on E[T] gives a lower bound on the speed-up) and
         # from the Monte Carlo mean, each kept apart
-        used = 1 if r["scheme"] == "async" else (r["K"] or r["m"])
+        used = r["grads_per_update"]
+        mean_x = mean_time(at_m(delay, r["m"]))
         ok = math.isfinite(mean_x)
         a, mc = r["analytic"], r.get("mc_mean")
         r["speedup_analytic"] = used * mean_x / a if (ok and a and r["kind"] in VALUE_KINDS) else None
@@ -149,21 +158,34 @@ def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Delay, K: int, 
     return rows
 
 
-def runtime_vs_H(m: int, Hs: Sequence[int], delay: Delay, comm_delay: float,
+def runtime_vs_H(m: int, Hs: Sequence[int], delay: Workers, comm_delay: float,
                  budget: float = DEFAULT_BUDGET, seed: int = 0, **caps: Any) -> list[dict[str, Any]]:
     """E[T] of local SGD against H; ``caps`` as :func:`runtime_vs_K`."""
     return runtime_rows([build("local-sgd", m, None, H, comm_delay) for H in Hs], delay, budget, seed, **caps)
 
 
-def async_speedup(m: int, delay: Delay) -> dict[str, Any]:
-    """Speed-up of async over sync per iteration: E[T_sync]/E[T_async] = m·E[X_{m:m}]/E[X]."""
+def mean_time(src: Delay | Cluster) -> float:
+    """The long-run mean time of one mini-batch of an average worker: E[X], or mean_i E[X_i]."""
+    return src.mean if isinstance(src, Delay) else float(np.mean(src.worker_means()))
+
+
+def async_speedup(m: int, delay: Workers) -> dict[str, Any]:
+    """Speed-up of async over sync per iteration: E[T_sync]/E[T_async] = m·E[X_{m:m}]/E[X]
+    (on a cluster, E[T_sync]·Σ_i 1/E[X_i], both from the analytic core)."""
+    src = at_m(delay, m)
+    if isinstance(src, Cluster):
+        sync_c, async_c = (expected_runtime(make_scheme(n, m), src) for n in ("sync", "async"))
+        if sync_c.value is None or async_c.value is None or not async_c.value:
+            return {"value": None, "kind": sync_c.kind if sync_c.value is None else async_c.kind}
+        return {"value": sync_c.value / async_c.value, "kind": sync_c.kind}
+    delay = src
     sync = order_statistic_mean(delay, m, m)
     if sync.value is None or not math.isfinite(delay.mean):
         return {"value": None, "kind": sync.kind if sync.value is None else "infinite"}
     return {"value": m * sync.value / delay.mean, "kind": sync.kind}
 
 
-def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: float, points: int,
+def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int = 0, gamma: float | None = None, p0: float | None = None,
                lr: LearningRate | None = None, *, max_updates: int = limits.MAX_UPDATES,
                max_work: float = limits.MAX_SGD_WORK, max_timing_cost: float = limits.TIME_BUDGET,
@@ -176,8 +198,9 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
     summary: list[dict[str, Any]] = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for s in schemes:
+        src = at_m(delay, s.m)
         try:
-            sim = simulate_error(s, delay, problem, time, points, replicas, keyed(seed, "sgd", s.label), lr,
+            sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label), lr,
                                  max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
                                  max_timing_cost=max_timing_cost / max(len(schemes), 1))
         except ParameterError as exc:  # this scheme only: the others are still drawn
@@ -185,8 +208,8 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
             continue
         g = gamma if gamma is not None else sim.gamma_measured
         p = p0 if p0 is not None else sim.fresh_fraction
-        bound = bound_vs_time(s, delay, problem, sim.time, g, p, seed=seed)
-        model = exact_error_vs_time(s, delay, problem, sim.time, paths=200, seed=keyed(seed, "timing", s.label))
+        bound = bound_vs_time(s, src, problem, sim.time, g, p, seed=seed)
+        model = exact_error_vs_time(s, src, problem, sim.time, paths=200, seed=keyed(seed, "timing", s.label))
         for j, t in enumerate(sim.time):
             rows.append({"scheme": s.label, "time": float(t),
                          "bound": None if bound.values is None else float(bound.values[j]),
@@ -198,11 +221,13 @@ def error_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, time: 
                         "floor": bound.floor, "runtime": bound.runtime.value if bound.runtime else None,
                         "runtime_kind": bound.runtime.kind if bound.runtime else None,
                         "gamma": g, "p0": p, "staleness_mean": sim.staleness_mean,
-                        "fresh_fraction": sim.fresh_fraction, "replicas": sim.replicas})
+                        "fresh_fraction": sim.fresh_fraction, "replicas": sim.replicas,
+                        "staleness_counts": None if sim.staleness_counts is None else
+                        [int(c) for c in sim.staleness_counts]})
     return rows, summary
 
 
-def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: float,
+def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, eps: float,
                 time: float | None = None, points: int = 201, replicas: int = 0, seed: int = 0,
                 gamma: float = 0.5, p0: float | None = None, x_name: str = "K",
                 *, max_updates: int = limits.MAX_UPDATES, max_work: float = limits.MAX_SGD_WORK,
@@ -213,15 +238,16 @@ def target_rows(schemes: Sequence[Scheme], delay: Delay, problem: Problem, eps: 
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for s in schemes:
         sim, skipped = None, ""
+        src = at_m(delay, s.m)
         if replicas and time:
             try:
-                sim = simulate_error(s, delay, problem, time, points, replicas, keyed(seed, "sgd", s.label),
+                sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label),
                                      max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
                                      max_timing_cost=max_timing_cost / max(len(schemes), 1))
             except ParameterError as exc:  # too long a run for this request: the bound alone is shown
                 sim, skipped = None, str(exc)
         p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)
-        b = bound_time_to_target(s, delay, problem, eps, gamma, p, seed=seed)
+        b = bound_time_to_target(s, src, problem, eps, gamma, p, seed=seed)
         row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
                "bound_time": b.value, "bound_source": b.source}
         if skipped:

@@ -10,6 +10,7 @@ worker by worker in order, advancing whatever state the kind carries (the Markov
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -62,18 +63,52 @@ class Cluster(ABC):
         return [(g.count, [(1.0, g.delay)]) for g in self.groups]
 
     @property
+    def iid_delay(self) -> Delay | None:
+        """The one law of every mini-batch of every worker when they are all i.i.d. (then the
+        i.i.d. engines and formulas apply exactly), else None."""
+        groups = self.groups
+        return groups[0].delay if groups is not None and len(groups) == 1 else None
+
+    @property
     def stateful(self) -> bool:
-        """True when :meth:`jobs` carries a state from one call to the next."""
+        """True when :meth:`draw` carries a state from one call to the next."""
         return False
 
+    @property
+    def memory(self) -> float:
+        """About how many consecutive mini-batches of one worker stay correlated (1 without a
+        state): the batch means of a run on this cluster span many times this many."""
+        return 1.0
+
     def start(self, rng: np.random.Generator, R: int) -> np.ndarray | None:
-        """The state of R fresh replicas (None for the kinds without one)."""
+        """The state of R fresh replicas, one entry per slot r·m + i (None for the kinds without one)."""
         return None
 
     @abstractmethod
+    def draw(self, rng: np.random.Generator, state: np.ndarray | None, slots: np.ndarray,
+             depth: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """The next ``depth`` mini-batch times of each slot (worker i of replica r is slot
+        r·m + i; the slots distinct), (len(slots), depth), in the order the worker starts them,
+        and which of them ran slow ((len(slots), depth) bool, or None when none did or the kind
+        cannot say); ``state`` (from :meth:`start`) is advanced for those slots."""
+
     def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
-        """The next ``depth`` mini-batch times of every worker of R replicas, (R, m, depth);
-        ``state`` (from :meth:`start`) is advanced in place."""
+        """The next ``depth`` mini-batch times of every worker of R replicas, (R, m, depth)."""
+        x, _ = self.draw(rng, state, np.arange(R * self.m), depth)
+        return x.reshape(R, self.m, depth)
+
+    def exact_kth_mean(self, K: int) -> float | None:
+        """E[T] of sync / k-sync when the kind knows it exactly by itself (a replayed trace), else None."""
+        return None
+
+    def exact_local_sgd_mean(self, H: int, D: float) -> float | None:
+        """E[T] per local step of local SGD when the kind knows it exactly by itself, else None."""
+        return None
+
+    @property
+    def independent(self) -> bool:
+        """Every mini-batch independent of the others (no state): the kinds with ``groups``."""
+        return self.groups is not None
 
     @abstractmethod
     def worker_means(self) -> np.ndarray:
@@ -86,6 +121,11 @@ class Cluster(ABC):
     def as_dict(self) -> dict[str, Any]:
         """``{"kind": …, …its parameters…}``: the JSON ``cluster`` field."""
         return {"kind": self.kind, **self.parameters()}
+
+    @property
+    def key(self) -> str:
+        """A canonical text of the cluster (its kind, m and parameters): equal clusters, equal keys."""
+        return json.dumps({"m": self.m, **self.as_dict()}, sort_keys=True, default=str)
 
     @property
     @abstractmethod

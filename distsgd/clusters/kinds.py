@@ -14,8 +14,9 @@ from .base import PERSISTENCE, SLOW, SLOW_FRACTION, SLOWDOWN, Cluster, Group, M,
 __all__ = ["IID", "Static", "Groups", "Markov"]
 
 
-def _sample_groups(groups: tuple[Group, ...], rng: np.random.Generator, R: int, depth: int) -> np.ndarray:
-    return np.concatenate([g.delay.sample(rng, (R, g.count, depth)) for g in groups], axis=1)
+#: a worker (or one of its mini-batches) counts as slow on the timeline from this many times the
+#: median worker's mean (groups) or its step's median (a replayed trace): DESIGN §7's threshold
+SLOW_RATIO = 1.2
 
 
 @dataclass(frozen=True, eq=False)
@@ -44,8 +45,9 @@ class IID(_OneLaw):
     def groups(self) -> tuple[Group, ...]:
         return (Group(self.workers, self.delay),)
 
-    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
-        return self.delay.sample(rng, (R, self.workers, depth))
+    def draw(self, rng: np.random.Generator, state: np.ndarray | None, slots: np.ndarray,
+             depth: int) -> tuple[np.ndarray, np.ndarray | None]:
+        return self.delay.sample(rng, (len(slots), depth)), None
 
     def worker_means(self) -> np.ndarray:
         return np.full(self.workers, self.delay.mean)
@@ -94,10 +96,18 @@ class Static(_Slowed):
         parts = (Group(self.slow, self.slow_delay), Group(self.workers - self.slow, self.delay))
         return tuple(g for g in parts if g.count)
 
-    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
-        x = self.delay.sample(rng, (R, self.workers, depth))
-        x[:, : self.slow] *= self.slowdown
-        return x
+    @property
+    def iid_delay(self) -> Delay | None:
+        if self.slow == 0 or self.slowdown == 1.0:
+            return self.delay
+        return self.slow_delay if self.slow == self.workers else None
+
+    def draw(self, rng: np.random.Generator, state: np.ndarray | None, slots: np.ndarray,
+             depth: int) -> tuple[np.ndarray, np.ndarray | None]:
+        x = self.delay.sample(rng, (len(slots), depth))
+        slow = np.asarray(slots) % self.workers < self.slow
+        x[slow] *= self.slowdown
+        return x, np.repeat(slow[:, None], depth, axis=1) if self.slowdown > 1.0 else None
 
     def worker_means(self) -> np.ndarray:
         out = np.full(self.workers, self.delay.mean)
@@ -139,8 +149,19 @@ class Groups(Cluster):
     def groups(self) -> tuple[Group, ...]:
         return self.parts
 
-    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
-        return _sample_groups(self.parts, rng, R, depth)
+    def draw(self, rng: np.random.Generator, state: np.ndarray | None, slots: np.ndarray,
+             depth: int) -> tuple[np.ndarray, np.ndarray | None]:
+        bounds = np.cumsum([g.count for g in self.parts])
+        group = np.searchsorted(bounds, np.asarray(slots) % self.m, side="right")
+        x = np.empty((len(slots), depth))
+        for k, g in enumerate(self.parts):
+            rows = np.flatnonzero(group == k)
+            if rows.size:
+                x[rows] = g.delay.sample(rng, (rows.size, depth))
+        means = np.array([g.delay.mean for g in self.parts])
+        slow_group = means >= SLOW_RATIO * float(np.median(self.worker_means()))
+        slow = slow_group[group]
+        return x, np.repeat(slow[:, None], depth, axis=1) if slow.any() else None
 
     def worker_means(self) -> np.ndarray:
         return np.concatenate([np.full(g.count, g.delay.mean) for g in self.parts])
@@ -196,27 +217,33 @@ class Markov(_Slowed):
     def stateful(self) -> bool:
         return not self.trivial
 
+    @property
+    def memory(self) -> float:
+        return 1.0 / (1.0 - self.persistence)  # a state lasts 1/(1 − ρ) mini-batches before a redraw
+
     def start(self, rng: np.random.Generator, R: int) -> np.ndarray | None:
         if self.trivial:
             return None
-        return rng.random((R, self.workers)) < self.slow_fraction
+        return rng.random(R * self.workers) < self.slow_fraction
 
-    def jobs(self, rng: np.random.Generator, state: np.ndarray | None, R: int, depth: int) -> np.ndarray:
-        x = self.delay.sample(rng, (R, self.workers, depth))
+    def draw(self, rng: np.random.Generator, state: np.ndarray | None, slots: np.ndarray,
+             depth: int) -> tuple[np.ndarray, np.ndarray | None]:
+        n = len(slots)
+        x = self.delay.sample(rng, (n, depth))
         if self.trivial:
-            return x
-        if state is None or state.shape != (R, self.workers):
-            raise ParameterError("state", f"expected the ({R}, {self.workers}) state from start()")
+            return x, None
+        if state is None or state.ndim != 1 or state.size % self.workers or state.size <= np.max(slots, initial=-1):
+            raise ParameterError("state", "expected the state from start() of this cluster")
         # before job d ≥ 1 the state is redrawn with probability 1 − ρ; job 0 takes the carried state
-        redraw = rng.random((R, self.workers, depth)) >= self.persistence
-        redraw[:, :, 0] = False
-        fresh = rng.random((R, self.workers, depth)) < self.slow_fraction
-        last = np.maximum.accumulate(np.where(redraw, np.arange(depth), -1), axis=2)
-        slow = np.where(last >= 0, np.take_along_axis(fresh, np.maximum(last, 0), axis=2), state[:, :, None])
-        keep = rng.random((R, self.workers)) < self.persistence
-        state[...] = np.where(keep, slow[:, :, -1], rng.random((R, self.workers)) < self.slow_fraction)
+        redraw = rng.random((n, depth)) >= self.persistence
+        redraw[:, 0] = False
+        fresh = rng.random((n, depth)) < self.slow_fraction
+        last = np.maximum.accumulate(np.where(redraw, np.arange(depth), -1), axis=1)
+        slow = np.where(last >= 0, np.take_along_axis(fresh, np.maximum(last, 0), axis=1), state[slots][:, None])
+        keep = rng.random(n) < self.persistence
+        state[slots] = np.where(keep, slow[:, -1], rng.random(n) < self.slow_fraction)
         x[slow] *= self.slowdown
-        return x
+        return x, slow
 
     def worker_means(self) -> np.ndarray:
         p = self.slow_fraction

@@ -21,14 +21,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import jit, limits
+from ..clusters import Cluster
 from ..delays import Delay
 from ..params import ceil_div
 from . import kernels
 from .batchmeans import BatchMeans
+from .clusters import JobQueues
+
+#: what the engines draw mini-batch times from: one law for every worker (i.i.d.), or a cluster
+#: (DESIGN §7) whose workers each consume their own sequence (:class:`~.clusters.JobQueues`)
+Source = Delay | Cluster
 
 __all__ = [
-    "UpdateTrace", "kasync_blocks", "kasync_trace", "kasync_batch_means", "kasync_cost",
-    "merged_stream", "merged_trace", "merged_batch_means", "merged_cost", "push_staleness",
+    "UpdateTrace", "kasync_blocks", "kasync_trace", "kasync_batch_means", "kasync_cost", "kasync_cluster_cost",
+    "merged_stream", "merged_trace", "merged_batch_means", "merged_cost", "push_staleness", "Source",
 ]
 
 
@@ -49,6 +55,14 @@ def kasync_cost(m: int, K: int, replicas: int) -> float:
     the step shared by the replicas, plus per replica, per worker and per pusher."""
     step, replica, worker, pusher = KASYNC_KERNEL if jit.ENABLED else KASYNC_NUMPY
     return step / max(1, replicas) + replica + worker * m + pusher * K
+
+
+def kasync_cluster_cost(m: int, K: int, replicas: int) -> float:
+    """One k-async update of one replica on a cluster (≈ ns): the numpy path plus each
+    pusher's job taken from its worker's queue (≈ 30 µs per lockstep step shared by the
+    replicas, 60 ns per pusher)."""
+    step, replica, worker, pusher = KASYNC_NUMPY
+    return (step + 30_000.0) / max(1, replicas) + replica + worker * m + (pusher + 60.0) * K
 
 
 def merged_cost(m: int, K: int) -> float:
@@ -84,7 +98,7 @@ class UpdateTrace:
         return self.times.shape[1]
 
 
-def kasync_blocks(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator,
+def kasync_blocks(delay: Source, m: int, K: int, R: int, rng: np.random.Generator,
                    record: bool, total: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
     """k-async, R replicas, yielded in blocks of updates for as long as asked.
 
@@ -93,10 +107,47 @@ def kasync_blocks(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator
     interrupted.  Each block is (times (R, b), staleness (R, b, K), workers (R, b, K) in push
     order or None); the blocks add up to ``total`` updates.  The compiled stepper
     (:func:`~distsgd.engines.kernels.kasync_steps`) when kernels are compiled, else the numpy
-    reference :func:`_kasync_blocks_numpy`: the same random numbers, the same results.
+    reference :func:`_kasync_blocks_numpy`: the same random numbers, the same results.  On a
+    cluster each pusher takes its own worker's next mini-batch (the numpy path).
     """
+    if isinstance(delay, Cluster):
+        return _kasync_steps_numpy(_QueuedJobs(delay, rng, R), m, K, R, record, total)
     blocks = _kasync_blocks_kernel if jit.ENABLED else _kasync_blocks_numpy
     return blocks(delay, m, K, R, rng, record, total)
+
+
+class _FreshJobs:
+    """i.i.d. jobs as the compiled stepper reads them: every worker's first, then per block of
+    b updates one (R, b, K) draw, a fresh job per pusher per update."""
+
+    def __init__(self, delay: Delay, rng: np.random.Generator, R: int, K: int) -> None:
+        self.delay, self.rng, self.R, self.K = delay, rng, R, K
+        self.draws = np.empty((R, 0, K))
+
+    def first(self, m: int) -> np.ndarray:
+        return self.delay.sample(self.rng, (self.R, m))
+
+    def block(self, b: int) -> None:
+        self.draws = self.delay.sample(self.rng, (self.R, b, self.K))
+
+    def next(self, jj: int, slots: np.ndarray) -> np.ndarray:
+        return self.draws[:, jj]
+
+
+class _QueuedJobs:
+    """A cluster's jobs: each pusher (slot r·m + i) takes its own worker's next mini-batch."""
+
+    def __init__(self, cluster: Cluster, rng: np.random.Generator, R: int) -> None:
+        self.q, self.R = JobQueues(cluster, rng, R), R
+
+    def first(self, m: int) -> np.ndarray:
+        return self.q.take(np.arange(self.R * m))[0].reshape(self.R, m)
+
+    def block(self, b: int) -> None:
+        pass
+
+    def next(self, jj: int, slots: np.ndarray) -> np.ndarray:
+        return self.q.take(slots)[0].reshape(self.R, -1)
 
 
 def _kasync_block(R: int, K: int) -> int:
@@ -126,9 +177,15 @@ def _kasync_blocks_kernel(delay: Delay, m: int, K: int, R: int, rng: np.random.G
 
 def _kasync_blocks_numpy(delay: Delay, m: int, K: int, R: int, rng: np.random.Generator,
                          record: bool, total: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
-    """:func:`kasync_blocks` in numpy, R replicas in lockstep (the reference path): the K
-    earliest by a stable sort of each replica's finish times, so ties go by worker id."""
-    finish = delay.sample(rng, (R, m)).ravel()  # flat: worker i of replica r at r·m + i
+    """:func:`kasync_blocks` in numpy for i.i.d. workers: the reference of the compiled stepper."""
+    return _kasync_steps_numpy(_FreshJobs(delay, rng, R, K), m, K, R, record, total)
+
+
+def _kasync_steps_numpy(jobs: _FreshJobs | _QueuedJobs, m: int, K: int, R: int,
+                        record: bool, total: int) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray | None]]:
+    """:func:`kasync_blocks` in numpy, R replicas in lockstep: the K earliest by a stable sort of
+    each replica's finish times, so ties go by worker id; the pushers' next jobs from ``jobs``."""
+    finish = jobs.first(m).ravel()  # flat: worker i of replica r at r·m + i
     read = np.zeros(R * m, dtype=np.int64)
     base = (np.arange(R) * m)[:, None]
     fin2 = finish.reshape(R, m)
@@ -136,7 +193,7 @@ def _kasync_blocks_numpy(delay: Delay, m: int, K: int, R: int, rng: np.random.Ge
     j = 0
     while j < total:
         b = min(block, total - j)
-        draws = delay.sample(rng, (R, b, K))  # one fresh job per pusher per update
+        jobs.block(b)
         times = np.empty((R, b))
         stale = np.empty((b, R, K), dtype=np.int64)
         workers = np.empty((b, R, K), dtype=np.int32) if record else None
@@ -149,12 +206,12 @@ def _kasync_blocks_numpy(delay: Delay, m: int, K: int, R: int, rng: np.random.Ge
             times[:, jj] = t
             stale[jj] = j - read[flat].reshape(R, K)
             read[flat] = j + 1
-            finish[flat] = (t[:, None] + draws[:, jj]).ravel()
+            finish[flat] = (t[:, None] + jobs.next(jj, flat)).ravel()
             j += 1
         yield times, stale.transpose(1, 0, 2), (workers.transpose(1, 0, 2) if workers is not None else None)
 
 
-def kasync_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Generator,
+def kasync_trace(delay: Source, m: int, K: int, R: int, n: int, rng: np.random.Generator,
                   record: bool) -> UpdateTrace:
     """The first n updates of :func:`kasync_blocks` as one trace."""
     times = np.empty((R, n))
@@ -192,14 +249,15 @@ def _earliest(fin: np.ndarray, K: int) -> np.ndarray:
     return np.take_along_axis(idx, order, axis=1)
 
 
-def merged_stream(delay: Delay, m: int, K: int, pushes: int, rng: np.random.Generator,
+def merged_stream(delay: Source, m: int, K: int, pushes: int, rng: np.random.Generator,
                   window: int = limits.RENEWAL_WINDOW,
                   ) -> Iterator[tuple[int, np.ndarray, np.ndarray, np.ndarray]]:
     """One run of k-batch-async (async: K = 1): its first ``pushes`` pushes in time order, in
     blocks ``(g0, t, w, prev)``: push g0 + i happens at t[i], by worker w[i], whose previous
     push was push prev[i] (−1 for its first).
 
-    Nobody waits, so worker i's completions are the cumulative sums of its own i.i.d. delays.
+    Nobody waits, so worker i's completions are the cumulative sums of its own mini-batch times
+    (i.i.d. ``delay``, or worker i's sequence of a cluster).
     The run is merged window by window in time: each window has a goal time (the last one
     plus a step learned so that about ``window`` pushes fall in it); every worker whose drawn
     path ends before the goal draws more completions (doubling) until none does; then every
@@ -241,17 +299,26 @@ def merged_stream(delay: Delay, m: int, K: int, pushes: int, rng: np.random.Gene
 
 
 class _Paths:
-    """Each worker's completion times so far (cumulative sums of its own i.i.d. delays)."""
+    """Each worker's completion times so far (cumulative sums of its own mini-batch times)."""
 
-    def __init__(self, delay: Delay, m: int, rng: np.random.Generator) -> None:
-        self.delay, self.m, self.rng = delay, m, rng
+    def __init__(self, delay: Source, m: int, rng: np.random.Generator) -> None:
+        self.m = m
         self.last = np.zeros(m)  # each worker's last drawn completion
         # small ints: numpy sorts them by radix
         self.ids = np.arange(m, dtype=np.int16 if m < 2**15 else np.int32)
+        self.source, self.rng = delay, rng
+        # one run: worker i is the cluster's slot i
+        self.state = delay.start(rng, 1) if isinstance(delay, Cluster) else None
+
+    def _sample(self, workers: np.ndarray, k: int) -> np.ndarray:
+        """The next k mini-batch times of each of ``workers``, (len, k)."""
+        if isinstance(self.source, Cluster):
+            return self.source.draw(self.rng, self.state, workers, k)[0]
+        return self.source.sample(self.rng, (workers.size, k))
 
     def draw_all(self, k: int) -> tuple[float, list[np.ndarray], list[np.ndarray]]:
         """k completions for every worker; the goal is the earliest path end."""
-        new = np.cumsum(self.delay.sample(self.rng, (self.m, k)), axis=1)
+        new = np.cumsum(self._sample(self.ids, k), axis=1)
         self.last = new[:, -1].copy()
         return float(self.last.min()), [new.ravel()], [np.repeat(self.ids, k)]
 
@@ -274,7 +341,7 @@ class _Paths:
                 continue
             kk = max(2, min(k, ceil_div(window + self.m, need.size)))
             before = last[need]
-            new = before[:, None] + np.cumsum(self.delay.sample(self.rng, (need.size, kk)), axis=1)
+            new = before[:, None] + np.cumsum(self._sample(need, kk), axis=1)
             last[need] = new[:, -1]
             parts_t.append(new.ravel())
             parts_w.append(np.repeat(ids[need], kk))
@@ -351,7 +418,7 @@ def push_staleness(g: np.ndarray, prev: np.ndarray, K: int) -> np.ndarray:
     return g // K - (prev + 1) // K
 
 
-def merged_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Generator,
+def merged_trace(delay: Source, m: int, K: int, R: int, n: int, rng: np.random.Generator,
                         record: bool) -> UpdateTrace:
     """k-batch-async (and async, K = 1): n updates of R independent runs (see
     :func:`merged_stream`); every K-th push is an update."""
@@ -376,7 +443,7 @@ def merged_trace(delay: Delay, m: int, K: int, R: int, n: int, rng: np.random.Ge
     return trace
 
 
-def kasync_batch_means(delay: Delay, m: int, K: int, R: int, w: int, n: int, B: int,
+def kasync_batch_means(delay: Source, m: int, K: int, R: int, w: int, n: int, B: int,
                        rng: np.random.Generator, keep: bool) -> tuple[list[BatchMeans], str]:
     """All R replicas in lockstep, streamed in blocks of updates: memory does not grow with n."""
     bm = BatchMeans(R, w, n, B, keep)
@@ -390,7 +457,7 @@ def kasync_batch_means(delay: Delay, m: int, K: int, R: int, w: int, n: int, B: 
     return [bm], "update-by-update run, K pushers restart"
 
 
-def merged_batch_means(delay: Delay, m: int, K: int, R: int, w: int, n: int, B: int,
+def merged_batch_means(delay: Source, m: int, K: int, R: int, w: int, n: int, B: int,
                        rng: np.random.Generator, keep: bool) -> tuple[list[BatchMeans], str]:
     """Replica by replica, each streamed window by window."""
     acc = []

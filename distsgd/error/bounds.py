@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..clusters import Cluster
 from ..delays import Delay
 from ..estimate import Estimate
 from ..params import Domain
@@ -92,7 +93,7 @@ def error_bound(scheme: Scheme, problem: Problem, iterations: Any, gamma: float 
     return BoundCurve(J, values, "upper_bound", floor, rate, cond, "", gamma_prime=gp)
 
 
-def bound_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, gamma: float | None = None,
+def bound_vs_time(scheme: Scheme, delay: Delay | Cluster, problem: Problem, t: Any, gamma: float | None = None,
                   p0: float | None = None, seed: Seed = 0,
                   runtime: Estimate | None = None) -> BoundCurve:
     """The bound with J(t) = t / E[T] (DESIGN §3)."""

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .. import limits
+from ..clusters import Cluster
 from ..delays import Delay
 from ..montecarlo import iteration_cost
 from ..random import Seed, generator
@@ -85,7 +86,7 @@ class ModelCurve:
               "simulated timing paths of the update count N(t)")
 
 
-def exact_error_vs_time(scheme: Scheme, delay: Delay, problem: Problem, t: Any, paths: int = 2000,
+def exact_error_vs_time(scheme: Scheme, delay: Delay | Cluster, problem: Problem, t: Any, paths: int = 2000,
                         seed: Seed = 0) -> ModelCurve | None:
     """E[e(N(t))] with e the exact error after n updates (:func:`exact_error`) and N(t) the
     number of updates by t, averaged over ``paths`` sampled timing paths (fewer when one path

@@ -18,6 +18,7 @@ import numpy as np
 from scipy.stats import t as student_t
 
 from .. import jit, limits
+from ..clusters import Cluster
 from ..delays import Delay
 from ..montecarlo import UpdateTrace, iteration_cost
 from ..params import ParameterError
@@ -61,7 +62,7 @@ class ErrorSimulation:
 
 
 
-def simulate_error(scheme: Scheme, delay: Delay, problem: Problem, time: float, points: int = 101,
+def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, time: float, points: int = 101,
                    replicas: int = 200, seed: Seed = None,
                    lr: LearningRate | None = None, keep_errors: bool = False,
                    max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES,

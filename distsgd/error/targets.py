@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..clusters import Cluster
 from ..delays import Delay
 from ..estimate import Estimate
 from ..params import Domain
@@ -42,7 +43,7 @@ def time_to_target(t: np.ndarray, curve: np.ndarray, eps: float) -> float:
     return float(t[hit[0]]) if hit.size else math.inf
 
 
-def bound_time_to_target(scheme: Scheme, delay: Delay, problem: Problem, eps: float,
+def bound_time_to_target(scheme: Scheme, delay: Delay | Cluster, problem: Problem, eps: float,
                          gamma: float | None = None, p0: float | None = None,
                          runtime: Estimate | None = None, seed: Seed = 0) -> TargetTime:
     """t* = E[T] · log((ε − F)/(F0 − F)) / log(rate) from the bound; inf when ε ≤ floor."""

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import limits
 from ..analytic import expected_runtime
+from ..clusters import Cluster
 from ..delays import Delay
 from ..estimate import VALUE_KINDS, Estimate
 from ..montecarlo import UpdateTrace, iteration_cost, simulate_runtime, simulate_updates
@@ -37,11 +38,11 @@ def _seed_key(seed: Seed) -> object:
     return seed
 
 
-def runtime_for_time_axis(scheme: Scheme, delay: Delay, seed: Seed) -> Estimate:
+def runtime_for_time_axis(scheme: Scheme, delay: Delay | Cluster, seed: Seed) -> Estimate:
     """E[T] from the analytic core when exact or numerical, else from a bounded Monte Carlo run
     (and the result says so)."""
     sk = _seed_key(seed)
-    key = (scheme, getattr(delay, "key", None) or str(delay), sk)
+    key = (scheme, delay.key, sk)
     if sk is not None:
         with _axis_lock:
             hit = _axis_memo.get(key)
@@ -81,7 +82,7 @@ def counts_at(times: np.ndarray, t: np.ndarray) -> np.ndarray:
     return (np.searchsorted(flat, q, side="right") - np.arange(R).repeat(t.size) * n).reshape(R, t.size)
 
 
-def updates_needed(scheme: Scheme, delay: Delay, horizon: float, seed: Seed) -> int:
+def updates_needed(scheme: Scheme, delay: Delay | Cluster, horizon: float, seed: Seed) -> int:
     est = runtime_for_time_axis(scheme, delay, seed)
     if est.value is None or not math.isfinite(est.value):
         raise ParameterError("delay", "E[T] is infinite for this delay: the error against time is not defined")
@@ -94,7 +95,7 @@ def updates_needed(scheme: Scheme, delay: Delay, horizon: float, seed: Seed) -> 
     return n
 
 
-def covering_trace(scheme: Scheme, delay: Delay, n: int, replicas: int, horizon: float,
+def covering_trace(scheme: Scheme, delay: Delay | Cluster, n: int, replicas: int, horizon: float,
                     rng: np.random.Generator, budget: float | None = None) -> UpdateTrace:
     """A trace whose every replica reaches the horizon (rarely needs a second, longer try)."""
     while True:

@@ -16,7 +16,7 @@ from .. import limits
 from ..clusters import Cluster
 from ..clusters.analytic import kth_of_independent
 from ..delays import Delay
-from ..engines import renewal, timeline
+from ..engines import clusters, renewal, timeline
 from ..engines.batchmeans import BatchMeans
 from ..engines.renewal import UpdateTrace
 from ..estimate import Estimate, infinite, unavailable
@@ -52,16 +52,21 @@ class _Renewal(Scheme):
             return infinite(f"{self.name}: every worker has E[X_i] = ∞")
         return Estimate(K / rate, "exact", ("" if K == 1 else "K") + " / Σ_i 1/E[X_i] (renewal–reward, DESIGN §7)")
 
-    def update_trace(self, delay: Delay, replicas: int, updates: int, rng: np.random.Generator,
+    def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:
         return renewal.merged_trace(delay, self.m, self.grads_per_update, replicas, updates, rng, record)
 
-    def batch_means(self, delay: Delay, R: int, w: int, n: int, B: int, rng: np.random.Generator,
+    def batch_means(self, delay: Delay | Cluster, R: int, w: int, n: int, B: int, rng: np.random.Generator,
                     keep: bool) -> tuple[list[BatchMeans], str]:
         return renewal.merged_batch_means(delay, self.m, self.grads_per_update, R, w, n, B, rng, keep)
 
     def iteration_cost(self, delay: Delay | None, replicas: int) -> float:
         return renewal.merged_cost(self.m, self.grads_per_update)
+
+    def cluster_cost(self, cluster: Cluster, replicas: int) -> float:
+        # per push: the merge, and one job drawn from its worker's law (≈ 25 ns, 60 with a state)
+        per_job = clusters.cluster_cost(cluster, 1) / cluster.m
+        return renewal.merged_cost(self.m, self.grads_per_update) + per_job * self.grads_per_update
 
     @property
     def staleness_formula(self) -> str:
@@ -76,7 +81,7 @@ class _Renewal(Scheme):
     def timeline_jobs(self, iterations: int) -> int:
         return iterations * self.grads_per_update + self.m
 
-    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+    def timeline(self, delay: Delay | Cluster, iterations: int, rng: np.random.Generator,
                  out: timeline.Intervals) -> list[float]:
         return timeline.renewal_timeline(delay, self.m, self.grads_per_update, self.waits, iterations, rng, out)
 
@@ -143,6 +148,9 @@ class KAsync(_Renewal, WithK):
             return est.renamed(est.method + " (K = m: everyone waits, as sync)") if est.value is not None else est
         groups = cluster.groups
         if groups is None:
+            if cluster.kind != "markov":
+                return unavailable(f"k-async on a {cluster.kind} cluster whose mini-batches are not independent: "
+                                   "no bound (DESIGN §7)")
             return unavailable("k-async under random slowdowns: one mini-batch's law is the mixture "
                                "(1 − π)F(x) + πF(x/s), which is not NLU, so E[X_{K:m}] is no bound (DESIGN §7)")
         if not all(g.delay.is_nlu for g in groups):
@@ -154,13 +162,13 @@ class KAsync(_Renewal, WithK):
         return Estimate(est.value, "upper_bound", "E[X_{K:m}] of the independent workers bounds k-async when "
                         f"every law is new-longer-than-used (DESIGN §7); {est.method}", error=est.error)
 
-    def update_trace(self, delay: Delay, replicas: int, updates: int, rng: np.random.Generator,
+    def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:
         if not self.lockstep:
             return super().update_trace(delay, replicas, updates, rng, record)
         return renewal.kasync_trace(delay, self.m, self.K, replicas, updates, rng, record)
 
-    def batch_means(self, delay: Delay, R: int, w: int, n: int, B: int, rng: np.random.Generator,
+    def batch_means(self, delay: Delay | Cluster, R: int, w: int, n: int, B: int, rng: np.random.Generator,
                     keep: bool) -> tuple[list[BatchMeans], str]:
         if not self.lockstep:
             return super().batch_means(delay, R, w, n, B, rng, keep)
@@ -170,6 +178,11 @@ class KAsync(_Renewal, WithK):
         if not self.lockstep:
             return super().iteration_cost(delay, replicas)
         return renewal.kasync_cost(self.m, self.K, replicas)
+
+    def cluster_cost(self, cluster: Cluster, replicas: int) -> float:
+        if not self.lockstep:
+            return super().cluster_cost(cluster, replicas)
+        return renewal.kasync_cluster_cost(self.m, self.K, replicas)
 
     @property
     def staleness_formula(self) -> str:

@@ -99,12 +99,12 @@ class Scheme:
 
     # -- Monte Carlo ---------------------------------------------------------------------
     def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
-        """(R, n) per-iteration runtimes of R replicas on a cluster other than i.i.d."""
-        raise ParameterError("cluster", f"the Monte Carlo of {self.name} on a {cluster.kind} cluster is not "
-                             "built in this version (sync, k-sync and local SGD are)")
+        """(R, n) per-iteration runtimes of R replicas on a cluster other than i.i.d. (the schemes
+        whose iterations start together; the renewal schemes take a cluster in :meth:`batch_means`)."""
+        raise NotImplementedError(f"{self.name} is a renewal scheme: use batch_means")
 
-    def cluster_cost(self, cluster: Cluster) -> float:
-        """Cost of one iteration of :meth:`cluster_times` (≈ ns)."""
+    def cluster_cost(self, cluster: Cluster, replicas: int) -> float:
+        """Cost of one iteration (update) of one replica on a cluster (≈ ns)."""
         return clusters.cluster_cost(cluster, 1)
 
     def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -116,12 +116,13 @@ class Scheme:
         """True when the renewal engine steps R replicas update by update (k-async with K > 1)."""
         return False
 
-    def update_trace(self, delay: Delay, replicas: int, updates: int, rng: np.random.Generator,
+    def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:
-        """``updates`` updates of ``replicas`` runs from time 0, with workers and staleness (renewal schemes)."""
+        """``updates`` updates of ``replicas`` runs from time 0, with workers and staleness (renewal
+        schemes), on i.i.d. workers or a cluster."""
         raise NotImplementedError(f"{self.name} has independent iterations: use iteration_times")
 
-    def batch_means(self, delay: Delay, R: int, w: int, n: int, B: int, rng: np.random.Generator,
+    def batch_means(self, delay: Delay | Cluster, R: int, w: int, n: int, B: int, rng: np.random.Generator,
                     keep: bool) -> tuple[list[BatchMeans], str]:
         """Stream R runs of w warm-up + n measured updates into batch means (renewal schemes)."""
         raise NotImplementedError(f"{self.name} has independent iterations: use iteration_times")
@@ -156,7 +157,7 @@ class Scheme:
     def timeline_cap(self) -> int:
         return limits.TIMELINE_MAX_JOBS
 
-    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+    def timeline(self, delay: Delay | Cluster, iterations: int, rng: np.random.Generator,
                  out: timeline.Intervals) -> list[float]:
         """Run ``iterations`` updates event by event into ``out``; return the update times."""
         raise NotImplementedError

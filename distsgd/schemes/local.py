@@ -46,8 +46,13 @@ class LocalSGD(Scheme):
         return {**super().as_dict(), "comm_delay": self.comm_delay}
 
     def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
-        """H = 1: (E[max_i X_i] + D) over the cluster's workers (non-identical, or the Markov
-        mixture); larger H: no analytic result on clusters in this version."""
+        """A replayed trace: the exact mean over one cycle of rounds.  H = 1: (E[max_i X_i] + D)
+        over the cluster's workers (non-identical, or the Markov mixture); larger H: no analytic
+        result on clusters in this version."""
+        exact = cluster.exact_local_sgd_mean(self.H, self.comm_delay)
+        if exact is not None:
+            return Estimate(exact, "exact", "replay: mean over one cycle of rounds of (max_i Σ_h t + D)/H "
+                            "(DESIGN §7)")
         if self.H != 1:
             return super().cluster_runtime(cluster, work)
         est = kth_of_independent(cluster.marginals(), self.m, work)
@@ -58,7 +63,7 @@ class LocalSGD(Scheme):
     def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return clusters.local_sgd_times(cluster, self.H, self.comm_delay, R, n, rng)
 
-    def cluster_cost(self, cluster: Cluster) -> float:
+    def cluster_cost(self, cluster: Cluster, replicas: int) -> float:
         return clusters.cluster_cost(cluster, self.H)
 
     def expected_runtime(self, delay: Delay, work: float) -> Estimate:
@@ -127,6 +132,6 @@ class LocalSGD(Scheme):
     def timeline_cap(self) -> int:
         return limits.TIMELINE_MAX_JOBS_VECTORISED
 
-    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+    def timeline(self, delay: Delay | Cluster, iterations: int, rng: np.random.Generator,
                  out: timeline.Intervals) -> list[float]:
         return timeline.local_sgd_timeline(delay, self.m, self.H, self.comm_delay, iterations, rng, out)

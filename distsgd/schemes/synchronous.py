@@ -39,13 +39,19 @@ class _KOfM(Scheme):
     def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
         """E[X_{K:m}] for independent non-identical workers; under Markov slowdowns every worker
         starts one mini-batch per iteration, so the states are i.i.d. stationary whatever ρ and
-        each mini-batch has the mixture law (1 − π)F(x) + πF(x/s): exact for every ρ."""
-        return kth_of_independent(cluster.marginals(), self.grads_per_update, work)
+        each mini-batch has the mixture law (1 − π)F(x) + πF(x/s): exact for every ρ.  A
+        replayed trace: the mean over its steps of the K-th smallest time (exact)."""
+        K = self.grads_per_update
+        exact = cluster.exact_kth_mean(K)
+        if exact is not None:
+            which = "largest" if K == self.m else "K-th smallest"
+            return Estimate(exact, "exact", f"replay: mean over the steps of the {which} time (DESIGN §7)")
+        return kth_of_independent(cluster.marginals(), K, work)
 
     def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return clusters.kofm_times(cluster, self.grads_per_update, R, n, rng)
 
-    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+    def timeline(self, delay: Delay | Cluster, iterations: int, rng: np.random.Generator,
                  out: timeline.Intervals) -> list[float]:
         return timeline.k_of_m_timeline(delay, self.m, self.grads_per_update, iterations, rng, out)
 
@@ -121,12 +127,18 @@ class KBatchSync(WithK):
     def iteration_cost(self, delay: Delay | None, replicas: int) -> float:
         return iid.ORDER_STATISTIC_COST if self.K == 1 else iid.kbatch_sync_cost(self.m, self.K)
 
+    def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
+        return clusters.kbatch_sync_times(cluster, self.K, R, n, rng)
+
+    def cluster_cost(self, cluster: Cluster, replicas: int) -> float:
+        return clusters.kbatch_sync_cost(cluster, self.K, replicas)
+
     def costly_parameter(self) -> str:
         return "K" if self.K >= self.m else "m"
 
     def timeline_jobs(self, iterations: int) -> int:
         return iterations * (self.K + self.m)
 
-    def timeline(self, delay: Delay, iterations: int, rng: np.random.Generator,
+    def timeline(self, delay: Delay | Cluster, iterations: int, rng: np.random.Generator,
                  out: timeline.Intervals) -> list[float]:
         return timeline.kbatch_sync_timeline(delay, self.m, self.K, iterations, rng, out)
