@@ -265,16 +265,21 @@ def fanout_figure(ms: Sequence[int], analytic: Sequence[float | None], mc: Seque
 TIMELINE_MAX_BARS = 4000
 
 
+#: appended to an outcome in :func:`timeline_bars` for the work on a mini-batch that ran slow
+SLOW_MARK = " · slow"
+
+
 def _merge_touching(worker: np.ndarray, start: np.ndarray, end: np.ndarray,
-                    outcome: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Join back-to-back intervals of one worker with one outcome (e.g. the H steps of a
-    local-SGD round) into one bar; staleness is kept only where nothing was joined."""
+                    outcome: np.ndarray, slow: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Join back-to-back intervals of one worker with one outcome, slow or not alike (e.g. the H
+    steps of a local-SGD round) into one bar; staleness is kept only where nothing was joined."""
     order = np.lexsort((start, worker))
-    w, s, e, o = worker[order], start[order], end[order], outcome[order]
+    w, s, e, o, sl = worker[order], start[order], end[order], outcome[order], slow[order]
     new = np.ones(w.size, dtype=bool)
-    new[1:] = (w[1:] != w[:-1]) | (o[1:] != o[:-1]) | (s[1:] != e[:-1]) | (o[1:] == "stale")
+    new[1:] = (w[1:] != w[:-1]) | (o[1:] != o[:-1]) | (sl[1:] != sl[:-1]) | (s[1:] != e[:-1]) | (o[1:] == "stale")
     first = np.flatnonzero(new)
     last = np.append(first[1:], w.size) - 1
+    o = np.where(sl, o.astype(str) + SLOW_MARK, o.astype(str)).astype(object)
     return w[first], s[first], e[last], o[first], order[first], (last == first)
 
 
@@ -283,7 +288,10 @@ def timeline_bars(tl: Timeline, max_workers: int = 40,
     """The bars to draw (at most ``max_bars``): back-to-back intervals of one worker with one
     outcome joined, then, if still too many, only the first updates; and how many updates that is."""
     show = tl.worker < max_workers
-    w, s, e, o, idx, single = _merge_touching(tl.worker[show], tl.start[show], tl.end[show], tl.outcome[show])
+    slow = tl.slow if tl.slow.size == tl.worker.size else np.zeros(tl.worker.size, dtype=bool)
+    # a slow mini-batch's bar is not joined with a normal one's; its outcome carries SLOW_MARK
+    w, s, e, o, idx, single = _merge_touching(tl.worker[show], tl.start[show], tl.end[show], tl.outcome[show],
+                                              slow[show])
     st = np.where(single, tl.staleness[show][idx], 0)
     shown = len(tl.update_times)
     if w.size > max_bars:
@@ -296,6 +304,10 @@ def timeline_bars(tl: Timeline, max_workers: int = 40,
     return {"worker": w, "start": s, "end": e, "outcome": o, "staleness": st}, shown
 
 
+def _workers_label(src: Any) -> str:
+    return f"delay {src.label}" if isinstance(src, Delay) else src.label
+
+
 def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
     """Gantt chart: one row per worker, bars coloured by outcome, dotted lines at updates
     (bounded: see :func:`timeline_bars`)."""
@@ -305,7 +317,7 @@ def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
     n = min(tl.scheme.m, max_workers)
     cut = "" if shown == len(tl.update_times) else f" — first {shown} of {len(tl.update_times)} updates (bar limit)"
     fig = _figure(
-        f"Timeline: {tl.scheme.label}, delay {tl.delay.label}{cut}", "wall-clock time (time units)", "",
+        f"Timeline: {tl.scheme.label}, {_workers_label(tl.delay)}{cut}", "wall-clock time (time units)", "",
         height=max(300, 28 * n + 160), barmode="overlay",
         yaxis={"autorange": "reversed", "categoryorder": "array",
                "categoryarray": [f"worker {w + 1}" for w in range(n)]},
@@ -314,17 +326,22 @@ def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
         annotations=[dict(x=t, y=1, yref="paper", text=f"u{i + 1}", showarrow=False, yanchor="bottom")
                      for i, t in enumerate(ts)] if shown <= 20 else [])
     for outcome, col in OUTCOME_COLORS.items():
-        sel = bars["outcome"] == outcome
-        if not sel.any():
-            continue
-        start, end = bars["start"][sel], bars["end"][sel]
-        text = [f"staleness {s}" if outcome == "stale" else "" for s in bars["staleness"][sel]]
-        fig.add_trace(go.Bar(
-            y=[f"worker {w + 1}" for w in bars["worker"][sel]], x=end - start, base=start,
-            orientation="h", name=outcome, marker=dict(color=col, line=dict(color="white", width=0.5)),
-            customdata=np.stack([start, end], axis=1), hovertext=text,
-            hovertemplate="%{y}<br>%{customdata[0]:.3g} → %{customdata[1]:.3g}<br>%{hovertext}"
-                          f"<extra>{outcome}</extra>"))
+        for name in (outcome, outcome + SLOW_MARK):
+            sel = bars["outcome"] == name
+            if not sel.any():
+                continue
+            start, end = bars["start"][sel], bars["end"][sel]
+            text = [f"staleness {s}" if outcome == "stale" else "" for s in bars["staleness"][sel]]
+            slow = name != outcome  # hatched: the mini-batch ran slow (a slow worker, state or time)
+            marker: dict[str, Any] = dict(color=col, line=dict(color="white", width=0.5))
+            if slow:
+                marker["pattern"] = dict(shape="/", fgcolor="black", fgopacity=0.55, solidity=0.35)
+            fig.add_trace(go.Bar(
+                y=[f"worker {w + 1}" for w in bars["worker"][sel]], x=end - start, base=start,
+                orientation="h", name=name, legendgroup=outcome, marker=marker,
+                customdata=np.stack([start, end], axis=1), hovertext=text,
+                hovertemplate="%{y}<br>%{customdata[0]:.3g} → %{customdata[1]:.3g}<br>%{hovertext}"
+                              f"<extra>{name}</extra>"))
     return fig
 
 

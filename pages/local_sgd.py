@@ -27,7 +27,7 @@ def error_chart(sel: sidebar.Selection, D: float) -> None:
     with page.guard():
         Hcmp = tuple(sorted({1, sel.H, min(limits.LOCAL_H_COMPARE_FACTOR * sel.H, limits.UI_H_MAX)}))
         schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, D) for h in Hcmp)
-        view = cached.error_view(schemes, sel.delay, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
+        view = cached.error_view(schemes, sel.workers, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
                                  limits.LOCAL_ERROR_REPLICAS, sel.seed, None, None, sgd.LearningRate(), None)
         page.simulated(view["summary"])
         page.chart(view["figure"], view["rows"], "local-error-vs-time",
@@ -54,7 +54,7 @@ def body(sel: sidebar.Selection) -> None:
             st.info(f"{topology}: one averaging round with m = {sel.m} takes D = {D:.4g} s "
                     "(time units are seconds here).")
         Hs = tuple(sorted({*limits.LOCAL_H_GRID, sel.H, 2 * sel.H}))
-        rt = cached.runtime_vs_H_view(sel.m, Hs, sel.delay, float(D), sel.budget, sel.seed,
+        rt = cached.runtime_vs_H_view(sel.m, Hs, sel.workers, float(D), sel.budget, sel.seed,
                                       f"Runtime per local step (m = {sel.m}, D = {D:.3g})",
                                       "E[T] per local step (time units)")
         page.chart(rt["figure"], rt["rows"], "local-runtime-vs-H",
@@ -65,8 +65,8 @@ def body(sel: sidebar.Selection) -> None:
                    "The parameter server's link carries all m workers' traffic, so its time grows "
                    "linearly in m; ring all-reduce is bandwidth-optimal but pays 2(m−1) latencies.")
         sp = cached.speedup_view(("sync", "async", "local-sgd"),
-                                 tuple(sweeps.m_grid(max(sel.m, 2), limits.SPEEDUP_M_POINTS)),
-                                 sel.delay, sel.K, sel.H, float(D), sel.budget, sel.seed)
+                                 page.m_values(sel.workers.m, sweeps.m_grid(max(sel.m, 2), limits.SPEEDUP_M_POINTS)),
+                                 sel.workers, sel.K, sel.H, float(D), sel.budget, sel.seed)
         page.chart(sp["figure"], sp["rows"], "speedup-vs-m",
                    "Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync falls "
                    "below m× as the slowest worker dominates, and local SGD pays (slowest sum of H + D)/H per step: "

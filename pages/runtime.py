@@ -22,7 +22,7 @@ def body(sel: sidebar.Selection) -> None:
         view = sidebar.choice("rt_view", radio=True)  # one chart per run: only the visible one is computed
         if view == "K":
             Ks = tuple(sorted(set(sweeps.k_grid(sel.m, limits.RUNTIME_K_POINTS)) | {sel.K}))
-            chart = cached.runtime_vs_K_view(sel.schemes, sel.m, sel.delay, Ks, sel.H, sel.budget, sel.seed,
+            chart = cached.runtime_vs_K_view(sel.schemes, sel.m, sel.workers, Ks, sel.H, sel.budget, sel.seed,
                                              "wait-for count K", f"E[T] against K (m = {sel.m})")
             rows = chart["rows"]
             here = [r for r in rows if r["x_K"] == sel.K]
@@ -30,8 +30,8 @@ def body(sel: sidebar.Selection) -> None:
                        "K-sync at K = m is sync and at K = 1 waits for the fastest worker; K-async at K = 1 is "
                        "async and at K = m is sync. Compare the two below.")
         else:
-            ms = tuple(sweeps.m_grid(max(sel.m, 2), limits.RUNTIME_M_POINTS))
-            chart = cached.runtime_vs_m_view(sel.schemes, ms, sel.delay, sel.K, sel.H, limits.LOCAL_SGD_FREE_D,
+            ms = page.m_values(sel.workers.m, sweeps.m_grid(max(sel.m, 2), limits.RUNTIME_M_POINTS))
+            chart = cached.runtime_vs_m_view(sel.schemes, ms, sel.workers, sel.K, sel.H, limits.LOCAL_SGD_FREE_D,
                                              sel.budget, sel.seed, "workers m (log scale)",
                                              f"E[T] against m (K = {sel.K}, clamped to m)")
             rows = chart["rows"]
@@ -48,13 +48,13 @@ def body(sel: sidebar.Selection) -> None:
         pair = {r["scheme"]: r for r in here if r["scheme"] in ("k-sync", "k-async")}
         if len(pair) < 2 and sel.m > 1:
             schemes = tuple(sweeps.build(n, sel.m, sel.K) for n in ("k-sync", "k-async"))
-            pair = {r["scheme"]: r for r in cached.runtime_points(schemes, sel.delay, sel.budget, sel.seed)}
+            pair = {r["scheme"]: r for r in cached.runtime_points(schemes, sel.workers, sel.budget, sel.seed)}
         st.subheader("K-sync or K-async?")
-        st.markdown(claims.ksync_vs_kasync(sel.delay, sel.m, min(sel.K, sel.m), pair.get("k-sync"),
+        st.markdown(claims.ksync_vs_kasync(sel.workers, sel.m, min(sel.K, sel.m), pair.get("k-sync"),
                                            pair.get("k-async")))
         st.subheader(f"The numbers at m = {sel.m}, K = {sel.K}")
         page.table(views.runtime_table(here), method=st.column_config.TextColumn(width="medium"))
-        sp = cached.async_speedup(sel.m, sel.delay)
+        sp = cached.async_speedup(sel.m, sel.workers)
         st.metric("Speed-up of async over sync per iteration, m·E[X₍ₘ:ₘ₎] / E[X]",
                   "undefined: E[X] is infinite" if sp["value"] is None
                   else f"{sp['value']:.3g}×" + (f" ({sp['kind']})" if sp["kind"] not in VALUE_KINDS else ""))

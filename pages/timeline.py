@@ -31,7 +31,7 @@ def body(sel: sidebar.Selection) -> None:
         if iters > fit:
             st.info(f"{scheme.label}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.")
             iters = fit
-        view = cached.timeline(scheme, sel.delay, iters, sel.seed)
+        view = cached.timeline(scheme, sel.workers, iters, sel.seed)
         page.chart(view["figure"], view["timeline"].rows, f"timeline-{name}",
                    "Sync: finished workers wait (grey) for the slowest. K-sync: the first K wait for the K-th and "
                    "the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
@@ -40,7 +40,7 @@ def body(sel: sidebar.Selection) -> None:
                    "steps, then communicates.")
         for col, (o, v) in zip(st.columns(len(view["shares"])), view["shares"].items(), strict=True):
             col.metric(f"{o}", f"{100 * v:.0f}%")
-        st.caption(f"Share of worker-time up to the last update ({scheme.label}, {sel.delay.label}).")
+        st.caption(f"Share of worker-time up to the last update ({scheme.label}, {sel.workers.label}).")
 
 
 page.fragment(body, sel)

@@ -40,13 +40,13 @@ def body(sel: sidebar.Selection) -> None:
             values = sorted(set(sweeps.k_grid(sel.m, limits.SWEEP_K_POINTS)) | {sel.K})
             schemes = [sweeps.build(name, sel.m, k, sel.H, float(D)) for k in values]
         elif sweep == "m":
-            values = sweeps.m_grid(max(sel.m, 2), limits.SWEEP_M_POINTS)
+            values = list(page.m_values(sel.workers.m, sweeps.m_grid(max(sel.m, 2), limits.SWEEP_M_POINTS)))
             schemes = [sweeps.build(name, m, sel.K, sel.H, float(D)) for m in values]
         else:
             schemes = [sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in limits.SWEEP_H_VALUES]
         schemes = list(dict.fromkeys(schemes))
         refs = tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async"))
-        view = cached.target_view(tuple(schemes), refs, sel.delay, problem, eps, horizon, limits.TARGET_REPLICAS,
+        view = cached.target_view(tuple(schemes), refs, sel.workers, problem, eps, horizon, limits.TARGET_REPLICAS,
                                   sel.seed, float(gamma), sweep)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
         if any("simulated_time" not in r for r in rows):

@@ -5,7 +5,8 @@ cache keys of delay laws, bounded figures and memos (issue 7)."""
 import numpy as np
 import pytest
 
-from distsgd import make_scheme, parse_delay
+from distsgd import make_cluster, make_scheme, parse_delay
+from distsgd.clusters import Stragglers
 from distsgd.delays import Delay, Empirical
 from distsgd.montecarlo import simulate_timeline
 from distsgd.plots import TIMELINE_MAX_BARS, timeline_figure
@@ -45,7 +46,7 @@ def test_url_parse_dedups_and_names_repeats():
 
 
 def test_every_delay_family_is_hashed_by_its_key_not_its_values():
-    families = {cls for cls in cached._HASH}
+    families = {cls for cls in cached._HASH if cls is not Stragglers}
     assert Empirical in families and all(issubclass(c, Delay) for c in families)
     for cls in Delay.__subclasses__():
         assert cls in families
@@ -55,6 +56,19 @@ def test_every_delay_family_is_hashed_by_its_key_not_its_values():
     key = cached._HASH[Empirical]
     assert key(a) == key(b) != key(c) and len(key(a)) < 200
     assert key(parse_delay("exp(rate=2)")) != key(parse_delay("exp(rate=3)"))
+
+
+def test_stragglers_are_hashed_by_their_key() -> None:
+    """A Stragglers recipe (the sidebar's "who is slow") is hashed by its key: a trace by its
+    digest, not its values; every parameter of its kind in it, and nothing of another kind."""
+    key, d = cached._HASH[Stragglers], parse_delay("exp(rate=2)")
+    t = np.random.default_rng(1).exponential(1.0, (50, 2000))
+    a, b = (Stragglers(d, "trace", trace=make_cluster(trace=t.copy()).trace) for _ in range(2))
+    assert key(a) == key(b) and len(key(a)) < 200
+    assert key(Stragglers(d, "static", slow=1, slowdown=2.0)) != key(Stragglers(d, "static", slow=2, slowdown=2.0))
+    assert key(Stragglers(d, "markov", slow_fraction=0.1, persistence=0.5, slowdown=2.0)) != \
+        key(Stragglers(d, "markov", slow_fraction=0.1, persistence=0.6, slowdown=2.0))
+    assert key(Stragglers(d)) != key(Stragglers(parse_delay("exp(rate=3)")))
 
 
 @pytest.mark.parametrize("name, kw", [("local-sgd", dict(H=100, comm_delay=0.5)), ("k-batch-async", dict(K=1000)),

@@ -29,6 +29,7 @@ import streamlit as st
 
 from .. import plots, sweeps
 from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
+from ..clusters import Stragglers, at_m
 from ..comm import CommModel
 from ..delays import Delay, Empirical
 from ..error import LearningRate, Problem
@@ -66,8 +67,11 @@ def _subclasses(cls: type) -> list[type]:
     return out
 
 
-#: Streamlit matches hash_funcs by exact type: every delay family, hashed by its key
-_HASH = {cls: (lambda d: d.key) for cls in _subclasses(Delay)}
+#: Streamlit matches hash_funcs by exact type: every delay family and the stragglers, hashed by
+#: their key (a trace's by its digest)
+_HASH = {cls: (lambda d: d.key) for cls in [*_subclasses(Delay), Stragglers]}
+#: what the workers draw from (the runtime, error and timeline charts): a law or a Stragglers recipe
+Workers = Delay | Stragglers
 _CACHE: dict[str, Any] = {"max_entries": CACHE_MAX_ENTRIES, "ttl": CACHE_TTL_S, "show_spinner": False,
                           "hash_funcs": _HASH}
 #: the views (rows and a figure, shared objects: see the module's docstring)
@@ -81,42 +85,42 @@ _QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
 
 
 @st.cache_data(**_CACHE)
-def runtime_vs_K(names: tuple[str, ...], m: int, delay: Delay, Ks: tuple[int, ...], H: int,
+def runtime_vs_K(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int,
                  budget: float, seed: int) -> list[dict[str, Any]]:
     return sweeps.runtime_vs_K(names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
-def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Delay, K: int, H: int,
+def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int,
                  comm_delay: float, budget: float, seed: int) -> list[dict[str, Any]]:
     return sweeps.runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
-def runtime_vs_H(m: int, Hs: tuple[int, ...], delay: Delay, comm_delay: float, budget: float,
+def runtime_vs_H(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: float, budget: float,
                  seed: int) -> list[dict[str, Any]]:
     return sweeps.runtime_vs_H(m, Hs, delay, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
-def runtime_points(schemes: tuple[Scheme, ...], delay: Delay, budget: float, seed: int) -> list[dict[str, Any]]:
+def runtime_points(schemes: tuple[Scheme, ...], delay: Workers, budget: float, seed: int) -> list[dict[str, Any]]:
     return sweeps.runtime_rows(schemes, delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
-def async_speedup(m: int, delay: Delay) -> dict[str, Any]:
+def async_speedup(m: int, delay: Workers) -> dict[str, Any]:
     return sweeps.async_speedup(m, delay)
 
 
 @st.cache_data(**_CACHE)
-def error_rows(schemes: tuple[Scheme, ...], delay: Delay, problem: Problem, time: float, points: int,
+def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None,
                lr: LearningRate) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     return sweeps.error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, **_SGD_CAPS)
 
 
 @st.cache_data(**_CACHE)
-def target_rows(schemes: tuple[Scheme, ...], delay: Delay, problem: Problem, eps: float,
+def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, eps: float,
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
                 x_name: str) -> list[dict[str, Any]]:
     return sweeps.target_rows(schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma, p0, x_name,
@@ -188,10 +192,10 @@ def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dic
 
 
 @st.cache_resource(**{**_VIEW, "max_entries": TIMELINE_CACHE_ENTRIES})
-def timeline(scheme: Scheme, delay: Delay, iterations: int, seed: int) -> dict[str, Any]:
+def timeline(scheme: Scheme, delay: Workers, iterations: int, seed: int) -> dict[str, Any]:
     """One run's timeline, its Gantt figure, and each outcome's share of the worker-time up to
     the last update."""
-    tl = simulate_timeline(scheme, delay, iterations, seed)
+    tl = simulate_timeline(scheme, at_m(delay, scheme.m), iterations, seed)
     total = float(tl.update_times[-1]) * scheme.m
     dur = tl.end - tl.start
     shares = {o: float(dur[tl.outcome == o].sum()) / total for o in plots.OUTCOME_COLORS}
@@ -214,35 +218,35 @@ def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: i
 
 
 @st.cache_resource(**_VIEW)
-def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Delay, Ks: tuple[int, ...], H: int, budget: float,
+def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
                       seed: int, x_title: str, title: str) -> dict[str, Any]:
     rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "x_K", x_title, title)}
 
 
 @st.cache_resource(**_VIEW)
-def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Delay, K: int, H: int, comm_delay: float,
+def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                       budget: float, seed: int, x_title: str, title: str) -> dict[str, Any]:
     rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "m", x_title, title, log_x=True)}
 
 
 @st.cache_resource(**_VIEW)
-def runtime_vs_H_view(m: int, Hs: tuple[int, ...], delay: Delay, comm_delay: float, budget: float, seed: int,
+def runtime_vs_H_view(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: float, budget: float, seed: int,
                       title: str, y_title: str) -> dict[str, Any]:
     rows = runtime_vs_H(m, Hs, delay, comm_delay, budget, seed)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "H", "local steps H", title, y_title=y_title)}
 
 
 @st.cache_resource(**_VIEW)
-def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Delay, K: int, H: int, comm_delay: float,
+def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                  budget: float, seed: int) -> dict[str, Any]:
     rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed)
     return {"rows": rows, "figure": plots.speedup_figure(rows)}
 
 
 @st.cache_resource(**_VIEW)
-def error_view(schemes: tuple[Scheme, ...], delay: Delay, problem: Problem, time: float, points: int,
+def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
                eps: float | None) -> dict[str, Any]:
     """The error chart: its rows, the summary of every scheme (skipped ones included, with the
@@ -254,7 +258,7 @@ def error_view(schemes: tuple[Scheme, ...], delay: Delay, problem: Problem, time
 
 
 @st.cache_resource(**_VIEW)
-def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Delay, problem: Problem, eps: float,
+def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Workers, problem: Problem, eps: float,
                 time: float, replicas: int, seed: int, gamma: float, x_name: str) -> dict[str, Any]:
     """The trade-offs chart: time to ε of each swept scheme and of the references (sync and
     async at the sidebar's settings), the best points by the bound and by simulation."""

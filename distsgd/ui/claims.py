@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from ..analytic import VALUE_KINDS
+from ..clusters import Cluster, Stragglers
 from ..delays import Delay, Exponential
 
 __all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice"]
@@ -36,7 +37,7 @@ def _show(iv: tuple[float, float, str]) -> str:
     return f"{mid:.4g}" if src == "analytic" else f"{mid:.4g} (Monte Carlo, 95% CI ±{(hi - lo) / 2:.2g})"
 
 
-def ksync_vs_kasync(delay: Delay, m: int, K: int, ksync: dict[str, Any] | None,
+def ksync_vs_kasync(delay: Delay | Stragglers, m: int, K: int, ksync: dict[str, Any] | None,
                     kasync: dict[str, Any] | None) -> str:
     """How K-sync and K-async compare: the general fact for this law, then what the numbers at
     (m, K) show.
@@ -46,12 +47,15 @@ def ksync_vs_kasync(delay: Delay, m: int, K: int, ksync: dict[str, Any] | None,
     K-async's E[T] from above (Dutta et al. 2018); otherwise neither is ahead in general —
     cancelling a long job and restarting it is a fresh draw, so K-sync can win with heavy tails.
     """
+    src = delay.at(m) if isinstance(delay, Stragglers) else delay
     if K == m:
         law = "At K = m both wait for every worker: K-sync and K-async are sync."
-    elif isinstance(delay, Exponential) and delay.shift == 0:
+    elif isinstance(src, Cluster):
+        law = _cluster_law(src)
+    elif isinstance(src, Exponential) and src.shift == 0:
         law = ("With exponential delays (memoryless) K-sync and K-async have the same "
                "$\\mathbb{E}[T] = (H_m - H_{m-K})/\\lambda$.")
-    elif delay.is_nlu:
+    elif src.is_nlu:
         law = ("This law is new-longer-than-used, so K-sync's $\\mathbb{E}[X_{K:m}]$ is an upper bound on "
                "K-async's $\\mathbb{E}[T]$: on average K-async never waits longer.")
     else:
@@ -69,6 +73,18 @@ def ksync_vs_kasync(delay: Delay, m: int, K: int, ksync: dict[str, Any] | None,
     if a[2] == b[2] == "analytic":
         return f"{law} {here}: equal."
     return f"{law} {here}: equal within the Monte Carlo error."
+
+
+def _cluster_law(c: Cluster) -> str:
+    """The general fact on K-sync against K-async for workers that are not i.i.d. (DESIGN §7)."""
+    groups = c.groups
+    if groups is not None and all(g.delay.is_nlu for g in groups):
+        return ("Every worker's law is new-longer-than-used, so K-sync's $\\mathbb{E}[X_{K:m}]$ over these "
+                "non-identical workers is an upper bound on K-async's $\\mathbb{E}[T]$.")
+    if c.kind == "markov":
+        return ("Under slow spells one mini-batch's law is the mixture $(1-\\pi)F(x) + \\pi F(x/s)$, which is not "
+                "new-longer-than-used: neither scheme is ahead in general.")
+    return "These workers' laws are not all new-longer-than-used: neither scheme is ahead in general."
 
 
 def error_race(rows: list[dict[str, Any]], targets: dict[str, float], eps: float) -> str:

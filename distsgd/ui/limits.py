@@ -188,6 +188,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "D": (0.0, 1e3), "params_m": (0.001, 1e5), "gbps": (0.01, 1e4), "latency_ms": (0.0, 1e4),
     # the timeline (limits.TIMELINE_MAX_ITERATIONS)
     "tl_iters": (1, TIMELINE_MAX_UPDATES),
+    # stragglers (clusters.SLOW, SLOWDOWN, SLOW_FRACTION, PERSISTENCE): a slowdown past 50 only
+    # stretches the axes; ρ up to 0.99 (slow spells of ~100 mini-batches and more)
+    "slow": (0, UI_M_MAX), "slowdown": (1.0, 50.0), "slow_fraction": (0.0, 0.9), "persistence": (0.0, 0.99),
 }
 
 #: (UI value, library value it narrows): the UI never asks for more than the library allows

@@ -128,3 +128,11 @@ def guard() -> Iterator[None]:
                  "Try other settings; the issue has been logged.", icon=":material/block:")
         import logging
         logging.getLogger("distsgd").exception("page error")
+
+
+def m_values(fixed: int | None, grid: Sequence[int]) -> tuple[int, ...]:
+    """The m values of a chart over m: the grid, or only the m a measured trace fixes (with a note)."""
+    if fixed is None:
+        return tuple(grid)
+    st.info(f"A measured trace fixes m = {fixed}: this chart shows that m only.")
+    return (fixed,)

@@ -11,13 +11,21 @@ from typing import Any
 
 import streamlit as st
 
+from ..clusters import Stragglers
 from ..delays import Delay, Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 from ..params import ParameterError
+from ..traces import Trace, load_trace
 from . import state
 from .limits import NORMAL_MEAN_MIN_STDS, TRACE_MAX_BYTES, UI_BUDGETS
 
 SIDEBAR_KEYS = ("delay", "lam", "delta", "xm", "alpha", "ln_mu", "ln_sigma", "n_mean", "n_std",
-                "w_shape", "w_scale", "u_low", "u_high", "m", "K", "H", "schemes", "seed", "budget")
+                "w_shape", "w_scale", "u_low", "u_high", "stragglers", "slow", "slowdown", "slow_fraction",
+                "persistence", "trace_mode", "m", "K", "H", "schemes", "seed", "budget")
+
+STRAGGLER_LABELS = {"none": "none (i.i.d. workers)", "static": "b slow workers", "markov": "slow spells (random)",
+                    "trace": "measured per-worker trace"}
+STRAGGLER_PARAMS = {"none": (), "static": ("slow", "slowdown"), "markov": ("slow_fraction", "persistence", "slowdown"),
+                    "trace": ("trace_mode",)}
 
 FAMILY_PARAMS = {
     "exp": ("lam",), "shifted-exp": ("lam", "delta"), "pareto": ("xm", "alpha", "delta"),
@@ -34,7 +42,11 @@ FAMILY_LABELS = {
 
 @dataclass(frozen=True)
 class Selection:
+    """What the sidebar chose: ``delay`` is the law X of one mini-batch, ``workers`` who is slow
+    (built into a cluster at each chart point's m: :class:`~distsgd.clusters.Stragglers`)."""
+
     delay: Delay
+    workers: Stragglers
     m: int
     K: int
     H: int
@@ -134,6 +146,75 @@ def _trace_delay(where: Any) -> Delay:
     return kept[2]
 
 
+_CLUSTER_TRACE = "_cluster_trace"  # session key of the parsed per-worker trace: (file id, Trace or None, message)
+
+
+def _cluster_trace_uploaded() -> None:
+    """on_change of the per-worker trace uploader: parse the new file once (not on every rerun)."""
+    up = st.session_state.get("cluster_trace")
+    if up is None:
+        st.session_state.pop(_CLUSTER_TRACE, None)
+        return
+    if up.size > TRACE_MAX_BYTES:
+        st.session_state[_CLUSTER_TRACE] = (up.file_id, None, f"the file is larger than {TRACE_MAX_BYTES // 2**20} MiB")
+        return
+    try:
+        t = load_trace(up.getvalue(), name=up.name)
+    except ParameterError as exc:
+        st.session_state[_CLUSTER_TRACE] = (up.file_id, None, str(exc))
+        return
+    st.session_state[_CLUSTER_TRACE] = (up.file_id, t, "")
+
+
+def _stragglers(where: Any, delay: Delay) -> Stragglers:
+    """The Stragglers section: who is slow, and for how long (DESIGN §7)."""
+    kind = choice("stragglers", where, STRAGGLER_LABELS)
+    trace: Trace | None = None
+    if kind == "trace":
+        where.file_uploader("per-worker step times (CSV, TSV or Parquet: worker, step, duration; or one "
+                            "column per worker)", type=["csv", "tsv", "parquet"], key="cluster_trace",
+                            on_change=_cluster_trace_uploaded)
+        got = st.session_state.get(_CLUSTER_TRACE)
+        if got is None or got[1] is None:
+            state.notify("Upload a per-worker trace to use it; showing i.i.d. workers meanwhile." if got is None
+                         else f"trace: {got[2]}; showing i.i.d. workers.")
+            return Stragglers(delay)
+        trace = got[1]
+        if trace.layout == "column":
+            state.notify("This file has times only (no worker column): use it as the delay law X "
+                         "(Delay distribution → measured trace); showing i.i.d. workers.")
+            return Stragglers(delay)
+    for key in STRAGGLER_PARAMS[kind]:
+        if key == "trace_mode":
+            choice(key, where)
+        elif key == "slow":  # up to m, never clamped (b > m means all m: the caption says so)
+            number(key, where, bounds=(0, max(int(state.value("m")), int(state.value("slow")), 1)))
+        else:
+            number(key, where)
+    shown = {key: state.value(key) for key in STRAGGLER_PARAMS[kind]}  # only what this kind shows
+    try:
+        return Stragglers(delay, kind, trace=trace, **shown)
+    except ParameterError as exc:  # e.g. s·X outside the law's domain: say so, and draw i.i.d. workers
+        state.notify(f"{exc}; showing i.i.d. workers.")
+        return Stragglers(delay)
+
+
+def _stragglers_caption(w: Stragglers, m: int) -> str:
+    """One true sentence about the stragglers chosen, at the sidebar's m."""
+    if w.kind == "static":
+        b = min(w.slow, m)
+        return f"workers 1–{b} of {m} take {w.slowdown:g}·X every mini-batch" if b else "no slow worker (b = 0)"
+    if w.kind == "markov":
+        if w.slow_fraction == 0 or w.slowdown == 1:
+            return "no slow mini-batch (π = 0 or s = 1): i.i.d. workers"
+        spell = 1 / ((1 - w.slow_fraction) * (1 - w.persistence))
+        return (f"a mini-batch is slow ({w.slowdown:g}·X) with long-run probability π = {w.slow_fraction:g}; "
+                f"a slow spell lasts {spell:.3g} mini-batches on average")
+    if w.kind == "trace":
+        return f"{w.trace.describe()}; {w.trace_mode}"
+    return "every mini-batch of every worker i.i.d. X"
+
+
 def problem_controls() -> Any:
     """The problem and SGD hyper-parameters (η, L, μ ≤ L, σ², b, F₀, d) as number boxes in four
     columns, bound to the same store on every page that uses them; returns the Problem."""
@@ -188,8 +269,15 @@ def sidebar() -> Selection:
             state.notify(f"{exc}; showing exp(rate=1) instead.")
             delay = DEFAULT_DELAY
     sb.caption(f"X ~ {delay.label}, E[X] = {delay.mean:.4g}" + (" (NLU)" if delay.is_nlu else ""))
+    sb.subheader("Stragglers")
+    workers = _stragglers(sb, delay)
     sb.subheader("Workers and schemes")
-    m = number("m", sb)
+    if workers.m is not None:  # a trace fixes m (the slider's own value is kept for later)
+        m = workers.m
+        sb.markdown(f"workers m: **{m}** (the trace's)")
+    else:
+        m = number("m", sb)
+    sb.caption(_stragglers_caption(workers, int(m)))
     K = number("K", sb, bounds=(1, m))  # K ≤ m: clamped (with a notice) only when m falls below K
     H = number("H", sb)
     schemes = choice("schemes", sb)
@@ -199,7 +287,7 @@ def sidebar() -> Selection:
     with sb.expander("Simulation"):
         seed = number("seed", st, slider=False)
         budget = choice("budget", st)
-    return Selection(delay=delay, m=int(m), K=int(K), H=int(H), schemes=tuple(schemes),
+    return Selection(delay=delay, workers=workers, m=int(m), K=int(K), H=int(H), schemes=tuple(schemes),
                      seed=int(seed), budget=UI_BUDGETS[budget])
 
 

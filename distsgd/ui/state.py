@@ -22,6 +22,8 @@ from typing import Any
 import streamlit as st
 
 from .. import error as sgd
+from ..clusters import PERSISTENCE, SLOW, SLOW_FRACTION, SLOWDOWN
+from ..clusters import TRACE_MODES as _TRACE_MODES
 from ..delays import SHIFT, Delay, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 from ..params import Domain, ParameterError, shortest
 from ..random import SEED
@@ -148,6 +150,20 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     _num("m", "workers m", 16, _narrow(M, *RANGES["m"]), 1),
     _num("K", "wait for K", 4, _narrow(K_DOMAIN, *RANGES["K"]), 1, "gradients per update (K ≤ m here)"),
     _num("H", "local steps H", 4, _narrow(H_DOMAIN, *RANGES["H"]), 1, "local SGD: steps between averaging"),
+    Control("stragglers", "Who is slow", "none", options=("none", "static", "markov", "trace"),
+            help="none: every mini-batch of every worker i.i.d. X. b slow workers: the first b always take s·X. "
+                 "Slow spells: every worker turns slow (s·X) now and then; π is the long-run fraction of slow "
+                 "mini-batches, ρ how long a spell lasts. Measured trace: each worker's own times."),
+    _num("slow", "slow workers b", 1, _narrow(SLOW, *RANGES["slow"]), 1, "the first b workers are always slow"),
+    _num("slowdown", "slowdown s", 4.0, _narrow(SLOWDOWN, *RANGES["slowdown"]), 0.5,
+         "a slow mini-batch takes s·X (the shift Δ scaled too)"),
+    _num("slow_fraction", "slow fraction π", 0.1, _narrow(SLOW_FRACTION, *RANGES["slow_fraction"]), 0.01,
+         "long-run fraction of slow mini-batches (not of time: a slow one lasts s times longer)"),
+    _num("persistence", "persistence ρ", 0.9, _narrow(PERSISTENCE, *RANGES["persistence"]), 0.01,
+         "0: every mini-batch slow or not independently; 0.99: slow spells of 1/((1−π)(1−ρ)) mini-batches"),
+    Control("trace_mode", "use the trace as", "replay", options=_TRACE_MODES,
+            help="replay: each worker's own times in order; per-worker: drawn from each worker's own times; "
+                 "pooled: drawn from all times (the i.i.d. answer, who was slow forgotten)"),
     Control("schemes", "Schemes to compare", ("sync", "k-sync", "async", "k-async"),
             options=SCHEME_NAMES, multi=True),
     _num("seed", "random seed", 1, _narrow(SEED, *RANGES["seed"]), 1),
@@ -202,6 +218,16 @@ PRESETS: dict[str, dict[str, Any]] = {
         delay="shifted-exp", lam=2.0, delta=0.1, m=16, H=8, D=2.0, comm_source="network model",
         topology="parameter-server", params_m=25.0, gbps=1.0, latency_ms=0.5,
         schemes=["sync", "local-sgd"], tl_scheme="local-sgd"),
+    "one slow machine": dict(
+        delay="shifted-exp", lam=1.0, delta=1.0, m=16, K=12, stragglers="static", slow=1, slowdown=4.0,
+        schemes=["sync", "k-sync", "async", "k-async"], tl_scheme="sync"),
+    "a straggler that comes and goes": dict(
+        delay="shifted-exp", lam=2.0, delta=0.5, m=8, K=4, stragglers="markov", slow_fraction=0.1,
+        persistence=0.95, slowdown=8.0, schemes=["sync", "k-sync", "async"], tl_scheme="async", tl_iters=60,
+        horizon=60.0),
+    "backup workers vs a persistent straggler": dict(
+        delay="shifted-exp", lam=1.0, delta=1.0, m=18, K=16, stragglers="static", slow=2, slowdown=5.0,
+        schemes=["sync", "k-sync"], tl_scheme="k-sync", rt_view="K"),
     "async wins early, loses late": dict(
         delay="exp", lam=1.0, delta=0.0, m=16, K=4, schemes=["sync", "k-sync", "async"], eta=0.05,
         L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10, eps=0.01, horizon=60.0),
@@ -355,8 +381,9 @@ def _fmt(v: Any) -> str:
 
 
 def apply_preset(name: str) -> None:
-    """Set every control a preset names (a callback: runs before the widgets are drawn)."""
-    for key, v in PRESETS[name].items():
+    """Set every control a preset names (a callback: runs before the widgets are drawn); a
+    preset that names no stragglers has none."""
+    for key, v in {"stragglers": "none", **PRESETS[name]}.items():
         set_value(key, v)
     notify(f"preset applied: {name}", once=True)
 
