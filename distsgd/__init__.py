@@ -10,7 +10,8 @@ from .delays import Delay, parse_delay
 from .montecarlo import RuntimeSample, simulate_runtime
 from .params import ParameterError
 from .schemes import Scheme, backup_workers, make_scheme
+from .traces import Trace, load_trace
 
-__all__ = ["Cluster", "make_cluster",
+__all__ = ["Cluster", "make_cluster", "Trace", "load_trace",
            "Delay", "Estimate", "ParameterError", "RuntimeSample", "Scheme", "backup_workers",
            "expected_runtime", "make_scheme", "parse_delay", "simulate_runtime"]

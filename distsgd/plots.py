@@ -176,6 +176,24 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
     return fig
 
 
+def staleness_tail_figure(counts: dict[str, Sequence[int]], m: int) -> go.Figure:
+    """P(staleness ≥ x) of the gradients used, one line per run (log scale: the far tail shows),
+    with the mean m − 1 of async marked."""
+    fig = _figure("Staleness of the gradients used: P(staleness ≥ x)", "staleness x (updates)",
+                  "share of gradients with staleness ≥ x (log scale)", log_y=True)
+    colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
+    for (label, c), col in zip(counts.items(), colors, strict=False):
+        h = np.asarray(c, dtype=float)
+        if h.sum() <= 0:
+            continue
+        tail = np.cumsum(h[::-1])[::-1] / h.sum()
+        x = np.flatnonzero(tail > 0)
+        fig.add_trace(go.Scatter(x=x, y=tail[x], mode="lines", line_shape="hv", name=label, line=dict(color=col)))
+    fig.add_vline(x=m - 1, line=dict(color="black", dash="dot", width=1))
+    fig.add_annotation(x=m - 1, y=1, yref="paper", text="m − 1 (the mean)", showarrow=False, yanchor="bottom")
+    return fig
+
+
 def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins: int = 60) -> go.Bar:
     """A density histogram computed here (bins from lo to hi; a few numbers go to the browser,
     not every sample).  Mass beyond hi is left out of the picture but not of the density."""

@@ -50,6 +50,23 @@ def body(sel: sidebar.Selection) -> None:
         page.table(views.error_table(summary, targets))
         st.caption("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
                    "gradients unless you enter one; the bound is drawn only where its step-size condition holds.")
+        if sel.workers.kind == "markov" and sel.workers.persistence > 0:
+            st.subheader("What persistence does (async)")
+            pv = cached.persistence_view(sel.workers, sel.m, problem, horizon, replicas, sel.seed, lr)
+            if "skipped" in pv:
+                st.info(f"Not simulated: {pv['skipped']}")
+            else:
+                st.markdown(claims.persistence(sel.m, sel.workers.persistence, pv["runs"]))
+                c1, c2 = st.columns(2)
+                with c1:
+                    page.chart(pv["tail"], lambda: [{"run": k, "staleness": x, "count": c}
+                                                     for k, v in pv["runs"].items() for x, c in enumerate(v["counts"])],
+                               "staleness-tail", "The same slow spells, persistent (the chosen ρ) or redrawn every "
+                               "mini-batch (ρ = 0): by theory the mean time per update and the mean staleness m − 1 "
+                               "are the same; compare the tails to the right of the dotted line.")
+                with c2:
+                    page.chart(pv["error"], pv["rows"], "error-persistence",
+                               "Simulated error of async with and without persistence (95% bands).")
 
 
 page.fragment(body, sel)

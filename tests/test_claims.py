@@ -90,3 +90,20 @@ def test_error_race_names_the_first_and_the_lowest():
     assert "a reaches ε = 0.2 first" in text and "b's (0.05)" in text and "different things" in text
     text = claims.error_race(rows, {"a": math.inf, "b": math.inf}, 0.01)
     assert text.startswith("No scheme")
+
+
+def test_persistence_claim_reports_what_was_measured():
+    from distsgd.ui import claims
+    counts_a = [0] * 60 + [5] + [0] * 20 + [3]   # two gradients' worth of tail beyond 70 = 10(m − 1)
+    counts_b = [10] * 60 + [0] * 23
+    runs = {"ρ = 0.95": {"counts": counts_a, "staleness_mean": 6.9, "final": (0.02, 0.018, 0.022)},
+            "ρ = 0": {"counts": counts_b, "staleness_mean": 7.0, "final": (0.01, 0.009, 0.011)}}
+    text = claims.persistence(8, 0.95, runs)
+    assert "≥ 70 = 10(m − 1): 37.500% against 0.000%" in text and "heavier with persistence" in text
+    assert "higher with persistence" in text
+    runs["ρ = 0"]["final"] = (0.021, 0.019, 0.023)
+    assert "equal within the 95% intervals" in claims.persistence(8, 0.95, runs)
+    runs["ρ = 0.95"]["counts"] = [1] * 10
+    runs["ρ = 0"]["counts"] = [1] * 10
+    text = claims.persistence(8, 0.95, runs)
+    assert "No gradient reached staleness 70" in text and "heavier" not in text

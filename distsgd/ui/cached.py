@@ -22,6 +22,7 @@ Two kinds of cache, both process-wide (one entry serves every session of the cla
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from .limits import (
     CACHE_TTL_S,
     CHART_ANALYTIC_WORK,
     CHART_MAX_ITERATIONS,
+    ERROR_POINTS,
     FIGURE_CACHE_ENTRIES,
     LOCAL_SGD_FREE_D,
     ORDER_STAT_BINS,
@@ -255,6 +257,29 @@ def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
     targets = (None if eps is None else
                views.times_to_target(rows, [s["scheme"] for s in summary if "skipped" not in s], eps))
     return {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
+
+
+@st.cache_resource(**_VIEW)
+def persistence_view(workers: Stragglers, m: int, problem: Problem, time: float, replicas: int, seed: int,
+                     lr: LearningRate) -> dict[str, Any]:
+    """Async with the chosen slow spells against the same spells without persistence (ρ = 0):
+    the staleness tail of each, and the error rows of both (the mean runtime is the same)."""
+    scheme = (sweeps.build("async", m),)
+    runs: dict[str, dict[str, Any]] = {}
+    all_rows: list[dict[str, Any]] = []
+    for w in (workers, dataclasses.replace(workers, persistence=0.0)):
+        label = f"ρ = {w.persistence:g}"
+        rows, summary = error_rows(scheme, w, problem, time, ERROR_POINTS, replicas, seed, None, None, lr)
+        done = [x for x in summary if "skipped" not in x]
+        if not done:
+            return {"skipped": summary[0].get("skipped", "")}
+        last = rows[-1]
+        runs[label] = {"counts": done[0]["staleness_counts"], "staleness_mean": done[0]["staleness_mean"],
+                       "final": (last["simulated_mean"], last["simulated_low"], last["simulated_high"])}
+        all_rows += [{**r, "scheme": f"{r['scheme']}, {label}", "bound": None, "model": None} for r in rows]
+    return {"runs": runs, "rows": all_rows,
+            "tail": plots.staleness_tail_figure({k: v["counts"] for k, v in runs.items()}, m),
+            "error": plots.error_figure(all_rows)}
 
 
 @st.cache_resource(**_VIEW)

@@ -1,0 +1,107 @@
+"""The command line on clusters (DESIGN §7): the straggler flags, the JSON ``cluster`` field,
+traces with a column mapping, and bad combinations exiting 2 with one line naming the parameter."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.test_cli import run
+
+BASE = ("runtime", "--scheme", "k-sync", "--K", "5", "--iterations", "4000", "--seed", "3", "--json")
+
+
+@pytest.mark.parametrize("flags, cluster", [
+    (("--m", "8", "--delay", "exp(rate=1)"), {"kind": "iid", "delay": "exp(rate=1)"}),
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow", "2", "--slowdown", "3"),
+     {"kind": "static", "delay": "exp(rate=1)", "slow": 2, "slowdown": 3.0}),
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow-fraction", "0.2", "--persistence", "0.9", "--slowdown", "5"),
+     {"kind": "markov", "delay": "exp(rate=1)", "slow_fraction": 0.2, "persistence": 0.9, "slowdown": 5.0}),
+    (("--workers", "6*exp(rate=1) + 2*exp(rate=0.5)"), {"kind": "groups", "workers": "6*exp(rate=1) + 2*exp(rate=0.5)"}),
+])
+def test_json_has_the_cluster_and_m_is_every_worker(flags: tuple, cluster: dict) -> None:
+    code, out, err = run(*BASE, *flags)
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["m"] == 8 and d["cluster"] == cluster
+    assert d["delay"] == cluster.get("delay")
+    lo, hi = d["monte_carlo"]["ci95"]
+    assert lo <= d["monte_carlo"]["mean"] <= hi and d["analytic"]["kind"] == "numerical" or cluster["kind"] == "iid"
+
+
+def test_an_iid_cluster_gives_the_numbers_of_the_plain_delay() -> None:
+    a = json.loads(run(*BASE, "--m", "8", "--delay", "exp(rate=1)")[1])
+    b = json.loads(run(*BASE, "--m", "8", "--delay", "exp(rate=1)", "--slow", "0", "--slowdown", "4")[1])
+    assert a["monte_carlo"] == b["monte_carlo"] and a["analytic"] == b["analytic"]
+
+
+def test_a_pai_shaped_trace_loads_with_the_documented_mapping(tmp_path) -> None:
+    """Alibaba PAI's layout: `,worker,gpu,time,batch_time_norm`; replay sync is exactly the mean
+    over the steps of the slowest worker's time (computed here)."""
+    rng = np.random.default_rng(4)
+    t = rng.uniform(100, 900, (4, 30))
+    lines = [",worker,gpu,time,batch_time_norm"]
+    k = 0
+    for j in range(30):
+        for i in range(4):
+            lines.append(f"{k},w{i},gpu{i},{j},{float(t[i, j])!r}")
+            k += 1
+    path = tmp_path / "pai.csv"
+    path.write_text("\n".join(lines) + "\n")
+    code, out, err = run("runtime", "--scheme", "sync", "--trace", str(path), "--trace-columns",
+                         "worker=worker,step=time,duration=batch_time_norm", "--iterations", "300", "--seed", "1",
+                         "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["m"] == 4 and d["cluster"]["kind"] == "trace" and d["cluster"]["mode"] == "replay"
+    assert d["analytic"]["kind"] == "exact"
+    assert d["analytic"]["value"] == pytest.approx(t.max(axis=0).mean(), rel=1e-12)
+    code, _, err = run("runtime", "--scheme", "sync", "--trace", str(path), "--iterations", "300")
+    assert code == 2 and "--trace-columns" in err and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("flags, name", [
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow", "9", "--slowdown", "2"), "slow"),
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow-fraction", "1", "--slowdown", "2"), "slow_fraction"),
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow-fraction", "-0.1", "--slowdown", "2"), "slow_fraction"),
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow", "1"), "slowdown"),
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow", "1", "--slowdown", "0.5"), "slowdown"),
+    (("--m", "8", "--delay", "exp(rate=1)", "--persistence", "0.5"), "persistence"),
+    (("--m", "8", "--delay", "exp(rate=1)", "--slow", "1", "--slow-fraction", "0.1", "--slowdown", "2"),
+     "slow_fraction"),
+    (("--workers", "2*exp(rate=1)", "--m", "3"), "m"),
+    (("--workers", "2*exp(rate=1)", "--delay", "exp(rate=1)"), "delay"),
+    (("--m", "8", "--trace", "x.csv", "--slow", "1", "--slowdown", "2"), "slow"),
+    (("--m", "8", "--delay", "exp(rate=1)", "--trace-mode", "pooled"), "trace_mode"),
+    (("--m", "8",), "delay"),
+])
+def test_bad_combinations_exit_2_naming_the_parameter(flags: tuple, name: str) -> None:
+    code, out, err = run("runtime", "--scheme", "sync", *flags)
+    assert code == 2 and out == ""
+    assert len(err.strip().splitlines()) == 1 and f"error: {name}:" in err, err
+
+
+def test_a_trace_m_must_match(tmp_path) -> None:
+    path = tmp_path / "w.csv"
+    path.write_text("a,b,c\n1,2,3\n2,3,4\n")
+    code, _, err = run("runtime", "--scheme", "sync", "--m", "4", "--trace", str(path))
+    assert code == 2 and "error: m:" in err
+    code, out, err = run("runtime", "--scheme", "async", "--trace", str(path), "--trace-mode", "per-worker",
+                         "--iterations", "2000", "--seed", "1", "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["m"] == 3 and d["cluster"]["mode"] == "per-worker"
+    assert d["analytic"]["value"] == pytest.approx(1 / (1 / 1.5 + 1 / 2.5 + 1 / 3.5), rel=1e-12)
+
+
+def test_error_command_takes_a_cluster() -> None:
+    code, out, err = run("error", "--scheme", "async", "--m", "6", "--delay", "exp(rate=1)", "--slow", "2",
+                         "--slowdown", "3", "--eta", "0.05", "--L", "2", "--mu", "0.5", "--sigma2", "1", "--b", "1",
+                         "--f0", "1", "--dim", "5", "--time", "10", "--points", "5", "--replicas", "10", "--seed", "1",
+                         "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    assert d["cluster"] == {"kind": "static", "delay": "exp(rate=1)", "slow": 2, "slowdown": 3.0}
+    assert d["simulated"]["staleness_mean"] > 0
