@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_app import PAGES, assert_clean, control, fresh, shown
 
 from apptest_support import navigation_only, open_app
+from test_app import PAGES, assert_clean, control, fresh, shown
 
 STATIC = {"stragglers": "static", "slow": "2", "slowdown": "3", "m": "10", "K": "6"}
 MARKOV = {"stragglers": "markov", "slow_fraction": "0.2", "persistence": "0.9", "slowdown": "4", "m": "8", "K": "4",

@@ -19,7 +19,8 @@ BASE = ("runtime", "--scheme", "k-sync", "--K", "5", "--iterations", "4000", "--
      {"kind": "static", "delay": "exp(rate=1)", "slow": 2, "slowdown": 3.0}),
     (("--m", "8", "--delay", "exp(rate=1)", "--slow-fraction", "0.2", "--persistence", "0.9", "--slowdown", "5"),
      {"kind": "markov", "delay": "exp(rate=1)", "slow_fraction": 0.2, "persistence": 0.9, "slowdown": 5.0}),
-    (("--workers", "6*exp(rate=1) + 2*exp(rate=0.5)"), {"kind": "groups", "workers": "6*exp(rate=1) + 2*exp(rate=0.5)"}),
+    (("--workers", "6*exp(rate=1) + 2*exp(rate=0.5)"),
+     {"kind": "groups", "workers": "6*exp(rate=1) + 2*exp(rate=0.5)"}),
 ])
 def test_json_has_the_cluster_and_m_is_every_worker(flags: tuple, cluster: dict) -> None:
     code, out, err = run(*BASE, *flags)
