@@ -19,6 +19,7 @@ page.header(
 def body(sel: sidebar.Selection) -> None:
     """Everything below the header: the view control reruns only this (a fragment)."""
     with page.guard():
+        page.stragglers_note(sel.workers)
         view = sidebar.choice("rt_view", radio=True)  # one chart per run: only the visible one is computed
         if view == "K":
             Ks = tuple(sorted(set(sweeps.k_grid(sel.m, limits.RUNTIME_K_POINTS)) | {sel.K}))

@@ -11,8 +11,9 @@ page.header(
     "Timeline of the workers",
     "A Gantt chart of one run: green bars are gradients used fresh, orange ones used stale, red ones "
     "cancelled at an update, grey is waiting idle, dark blue is communication (local SGD), light blue is "
-    "work still running when the window ends; the dotted lines u1, u2, … are the updates, when the "
-    "server publishes new parameters. This is where stragglers become visible.",
+    "work still running when the window ends; hatched bars are mini-batches that ran slow (a slow worker, a "
+    "slow spell, a slow time of a replayed trace: see Stragglers in the sidebar); the dotted lines u1, u2, … are "
+    "the updates, when the server publishes new parameters. This is where stragglers become visible.",
 )
 
 

@@ -80,7 +80,7 @@ def need(what: str) -> None:
 _INTROSPECT = r"""
 import json
 from distsgd.ui import state
-out = {"controls": {}, "family_labels": {}, "family_params": {}, "presets": {}}
+out = {"controls": {}, "family_labels": {}, "family_params": {}, "presets": {}, "option_labels": {}}
 for key, c in state.CONTROLS.items():
     dom = getattr(c, "domain", None)
     out["controls"][key] = {
@@ -94,6 +94,9 @@ try:
     from distsgd.ui import sidebar
     out["family_labels"] = {str(k): str(v) for k, v in dict(getattr(sidebar, "FAMILY_LABELS", {})).items()}
     out["family_params"] = {str(k): list(v) for k, v in dict(getattr(sidebar, "FAMILY_PARAMS", {})).items()}
+    # every select that shows labels instead of its raw options (older apps: the delay's only)
+    labels = dict(getattr(sidebar, "OPTION_LABELS", {"delay": getattr(sidebar, "FAMILY_LABELS", {})}))
+    out["option_labels"] = {str(k): {str(a): str(b) for a, b in dict(v).items()} for k, v in labels.items()}
 except Exception as exc:  # the sidebar module is being rewritten: the test copes without
     out["sidebar_error"] = repr(exc)
 out["presets"] = {n: {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in p.items()}
@@ -108,6 +111,7 @@ class Spec:
     family_labels: dict[str, str]
     family_params: dict[str, list[str]]
     presets: dict[str, dict[str, Any]]
+    option_labels: dict[str, dict[str, str]] = field(default_factory=dict)
     by_label: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -120,16 +124,13 @@ class Spec:
         return self.by_label.get(label)
 
     def display(self, key: str, raw: str) -> str:
-        """How a select shows a raw option (the delay selectbox shows the family's label)."""
-        if key == "delay":
-            return self.family_labels.get(raw, raw)
-        return raw
+        """How a select shows a raw option (e.g. the delay selectbox shows the family's label)."""
+        return self.option_labels.get(key, {}).get(raw, raw)
 
     def raw_of_display(self, key: str, shown: str) -> str:
-        if key == "delay":
-            for raw, lab in self.family_labels.items():
-                if lab == shown:
-                    return raw
+        for raw, lab in self.option_labels.get(key, {}).items():
+            if lab == shown:
+                return raw
         return shown
 
     def url_value(self, key: str, query: dict[str, list[str]]) -> Any:
@@ -151,7 +152,8 @@ def introspect() -> Spec:
         pytest.fail(f"cannot read the control declarations of the app in {APP_DIR} "
                     f"(distsgd.ui.state.CONTROLS):\n{proc.stderr[-3000:]}", pytrace=False)
     d = json.loads(blob[len("@@JSON@@"):])
-    return Spec(d["controls"], d["family_labels"], d["family_params"], d["presets"])
+    labels = d.get("option_labels") or {"delay": d["family_labels"]}
+    return Spec(d["controls"], d["family_labels"], d["family_params"], d["presets"], labels)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -136,3 +136,17 @@ def m_values(fixed: int | None, grid: Sequence[int]) -> tuple[int, ...]:
         return tuple(grid)
     st.info(f"A measured trace fixes m = {fixed}: this chart shows that m only.")
     return (fixed,)
+
+
+def stragglers_note(workers: Any) -> None:
+    """Under a page's i.i.d. formulas: which formulas hold for the stragglers chosen (DESIGN §7)."""
+    if workers.kind == "none":
+        return
+    st.latex(r"\text{with stragglers: }\ \mathbb{E}[T_{K\text{-sync}}]=\int_0^\infty "
+             r"P\big(\#\{i: X_i\le x\}<K\big)\,dx,\quad "
+             r"\mathbb{E}[T_{K\text{-batch-async}}]=\frac{K}{\sum_i 1/\mathbb{E}[X_i]}")
+    st.caption("The workers are not identical here: K-sync (and sync, K = m) is the K-th of independent, "
+               "non-identical times, a Poisson-binomial integral (for slow spells, a mixture over how many "
+               "workers are slow, exact whatever ρ; for a replayed trace, the mean over its steps); async and "
+               "K-batch-async run at the sum of the workers' rates; K-async has a bound only when every worker's "
+               "law is new-longer-than-used; K-batch-sync, and local SGD with H > 1, have Monte Carlo only.")

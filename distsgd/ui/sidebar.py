@@ -39,6 +39,9 @@ FAMILY_LABELS = {
     "uniform": "uniform", "trace": "measured trace (upload)",
 }
 
+#: the selects that show labels instead of their raw options (the browser test reads this)
+OPTION_LABELS = {"delay": FAMILY_LABELS, "stragglers": STRAGGLER_LABELS}
+
 
 @dataclass(frozen=True)
 class Selection:
