@@ -196,7 +196,8 @@ def test_iid_cluster_is_the_delay() -> None:
 
 def test_what_is_not_built_says_so() -> None:
     c = CLUSTERS["static"]
-    assert expected_runtime(make_scheme("k-batch-sync", 10, K=4), c).kind == "unavailable"
+    assert expected_runtime(make_scheme("k-batch-sync", 10, K=4), CLUSTERS["markov-0.9"]).kind == "unavailable"
+    assert expected_runtime(make_scheme("local-sgd", 10, H=3), CLUSTERS["markov-0.9"]).kind == "unavailable"
     with pytest.raises(ParameterError) as info:
         simulate_runtime(make_scheme("sync", 9), c, 1000, seed=1)
     assert info.value.parameter == "m"

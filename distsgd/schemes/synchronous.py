@@ -15,6 +15,7 @@ import numpy as np
 
 from ..clusters import Cluster
 from ..clusters.analytic import kth_of_independent
+from ..clusters.superposition import kbatch_sync_of_groups
 from ..delays import Delay
 from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite
@@ -126,6 +127,21 @@ class KBatchSync(WithK):
 
     def iteration_cost(self, delay: Delay | None, replicas: int) -> float:
         return iid.ORDER_STATISTIC_COST if self.K == 1 else iid.kbatch_sync_cost(self.m, self.K)
+
+    def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
+        """Independent workers (DESIGN §7): memoryless groups superpose into one Poisson process
+        of rate Λ = Σ_i 1/E[X_i], T ~ Gamma(K, Λ); K = 1 is E[X_{1:m}]; otherwise the renewal
+        superposition with one renewal function per group.  Workers with a state (slow spells,
+        a replayed trace) have no analytic result."""
+        groups = cluster.groups
+        if groups is None:
+            return super().cluster_runtime(cluster, work)
+        if all(g.delay.memoryless for g in groups):
+            rate = float(np.sum(1.0 / cluster.worker_means()))
+            return Estimate(self.K / rate, "exact", "Poisson superposition K/Σ_i λ_i", std=math.sqrt(self.K) / rate)
+        if self.K == 1:
+            return kth_of_independent(cluster.marginals(), 1, work)
+        return kbatch_sync_of_groups(groups, self.K, work)
 
     def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return clusters.kbatch_sync_times(cluster, self.K, R, n, rng)

@@ -149,4 +149,6 @@ def stragglers_note(workers: Any) -> None:
                "non-identical times, a Poisson-binomial integral (for slow spells, a mixture over how many "
                "workers are slow, exact whatever ρ; for a replayed trace, the mean over its steps); async and "
                "K-batch-async run at the sum of the workers' rates; K-async has a bound only when every worker's "
-               "law is new-longer-than-used; K-batch-sync, and local SGD with H > 1, have Monte Carlo only.")
+               "law is new-longer-than-used; K-batch-sync is the K-th point of the superposed renewal processes "
+               "(one renewal function per group of workers; Monte Carlo only under slow spells or a replay); "
+               "local SGD with H > 1 has Monte Carlo only.")

@@ -1,0 +1,118 @@
+"""E[T] of k-batch-sync on independent, non-identical workers (DESIGN §7): the K-th point of
+superposed renewal processes, one renewal function per group.
+
+``E[T] = ∫ P(N(t) < K) dt`` with ``N(t) = Σ_g Σ_{i ∈ g} N_i(t)`` and, for a worker of group g,
+``P(N_i(t) ≥ j) = F_g^{*j}(t)``.  On the lattice h·ℤ (job times put on it by local moment
+matching, :func:`~distsgd.numerics.lattice.lattice_masses`, from 0 so that every group's shift
+is inside its masses): the j-fold convolutions of each group's law by FFT give one worker's
+count pmf at every t (truncated to 0 … K − 1, exact for P(N < K) since counts are
+non-negative); its n_g-th power (repeated squaring, truncated) is the group's; the groups'
+pmfs convolved give N's.  The window ends where a rounded-up lattice puts P(N(t) < K) below
+1e-13; the steps h, h/2, h/4, … are Richardson-extrapolated (as for i.i.d. workers,
+:mod:`distsgd.numerics.superposition`) until the error estimate is ≤ 1e-6 relative.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import fft as sfft
+
+from ..estimate import Estimate, numeric_kind, unavailable
+from ..numerics.lattice import (
+    MAX_ELEMENTS,
+    Budget,
+    OverBudget,
+    conv_power,
+    extrapolate,
+    lattice_masses,
+    npts,
+    search_window,
+)
+from .base import Group
+
+__all__ = ["kbatch_sync_of_groups"]
+
+#: lattice points of the coarsest level, and the most levels tried
+N_COARSE, MAX_LEVELS = 128, 7
+
+
+def _one_worker_counts(masses: np.ndarray, K: int, n: int, budget: Budget) -> np.ndarray:
+    """(n, K): P(N_1(ih) = k) for k < K of one worker whose job times have the lattice pmf
+    ``masses`` (from 0), at i = 0 … n − 1."""
+    nf = sfft.next_fast_len(2 * n - 1, real=True)
+    fy = sfft.rfft(masses[:n], nf)
+    cum = np.zeros((n, K + 1))
+    cum[:, 0] = 1.0  # P(N ≥ 0)
+    conv = masses[:n]
+    for j in range(1, K + 1):
+        if j > 1:
+            budget.spend(nf * math.log2(nf))
+            conv = np.maximum(sfft.irfft(sfft.rfft(conv, nf) * fy, nf)[:n], 0.0)
+        g = np.minimum(np.cumsum(conv), 1.0)  # P(N ≥ j) = P(S_j ≤ t)
+        cum[:, j] = g
+        if g[-1] < 1e-19:
+            break
+    return np.maximum(cum[:, :-1] - cum[:, 1:], 0.0)
+
+
+def _below(groups: tuple[Group, ...], K: int, h: float, n: int, mode: str, budget: Budget) -> np.ndarray | None:
+    """P(N(ih) < K) for i = 0 … n − 1 on the lattice of step h (None over the memory cap)."""
+    if n * (K + 1) * 3 > MAX_ELEMENTS:
+        return None
+    acc: np.ndarray | None = None
+    for g in groups:
+        q = _one_worker_counts(lattice_masses(g.delay, 0.0, h, n, mode, budget), K, n, budget)
+        pg = conv_power(q, g.count, K, budget)
+        acc = pg if acc is None else _trunc(acc, pg, K, budget)
+    assert acc is not None
+    return np.minimum(acc[:, :K].sum(axis=1), 1.0)
+
+
+def _trunc(a: np.ndarray, b: np.ndarray, K: int, budget: Budget) -> np.ndarray:
+    """Row-wise convolution of two count pmfs, truncated to K entries."""
+    full = a.shape[1] + b.shape[1] - 1
+    nf = sfft.next_fast_len(full, real=True)
+    budget.spend(3 * a.shape[0] * nf * math.log2(nf + 1) / 2)
+    out = sfft.irfft(sfft.rfft(a, nf, axis=1) * sfft.rfft(b, nf, axis=1), nf, axis=1)[:, :K]
+    return np.maximum(out, 0.0)
+
+
+def kbatch_sync_of_groups(groups: tuple[Group, ...], K: int, work: float) -> Estimate:
+    """E[T] of k-batch-sync on independent groups of i.i.d. workers (module docstring);
+    ``unavailable`` over the work budget or for a tail too heavy for the window."""
+    method = "renewal superposition ∫P(N(t)<K)dt, one renewal function per group (lattice FFT, Richardson)"
+    if any(not math.isfinite(g.delay.mean) for g in groups):
+        return unavailable("k-batch-sync on groups: a group's E[X] is infinite (the lattice needs a light tail)")
+    rate = sum(g.count / g.delay.mean for g in groups)
+    # about (K + m) jobs' worth of time at the total rate, plus the largest lower end per job
+    m = sum(g.count for g in groups)
+    guess = 2.0 * (K + m) / rate + max(float(g.delay.support[0]) for g in groups) * math.ceil(K / m)
+    budget = Budget(work)
+    try:
+        def probe(h: float, end: float) -> tuple[np.ndarray, int] | None:
+            p = _below(groups, K, h, npts(end, h), "up", budget)
+            return None if p is None else (p, 0)
+
+        pilot = search_window(probe, 0.0, guess, 64.0 * guess, lambda end: end / 256, 1e-13, 8)
+        if pilot.failed:
+            return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
+        if not pilot.light:
+            return unavailable("k-batch-sync on groups: P(T > t) does not fall below 1e-13 within 64 times the "
+                               "renewal scale (a heavy tail): no value")
+        t_hi = pilot.end
+        h_c = t_hi / N_COARSE
+
+        def value_at(level: int) -> float | None:
+            h = h_c / 2**level
+            p = _below(groups, K, h, npts(t_hi, h), "mm", budget)
+            return None if p is None else h * float(np.sum(p))
+
+        # laws with atoms (a trace's times) off the lattice have no regular expansion in h
+        res = extrapolate(value_at, MAX_LEVELS, smooth=all(g.delay.atoms is None for g in groups))
+    except OverBudget:
+        return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
+    if res is None:
+        return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
+    return Estimate(res.value, numeric_kind(res.value, res.error), method, error=res.error)
