@@ -170,6 +170,26 @@ def test_kbatch_sync_of_equal_groups_is_the_iid_superposition(spec: str, m: int,
     assert abs(a.value - b.value) <= 3 * ((a.error or 0) + (b.error or 0)) + 2e-6 * b.value
 
 
+@pytest.mark.parametrize("spec", ["shifted-exp(rate=1, shift=0.5)", "lognormal(mu=0, sigma=0.6)", "exp(rate=2)"])
+@pytest.mark.parametrize("m, H", [(4, 3), (16, 8), (100, 2)])
+def test_local_sgd_of_equal_groups_is_the_iid_max_of_sums(spec: str, m: int, H: int) -> None:
+    """Local SGD on two groups of one law agrees with the i.i.d. computation (Gamma quadrature for
+    the exponential, the max-of-sums lattice of distsgd.numerics.maxsum otherwise)."""
+    c = make_cluster(workers=f"{m // 2}*{spec} + {m - m // 2}*{spec}")
+    a = expected_runtime(make_scheme("local-sgd", m, H=H, comm_delay=0.5), c)
+    b = expected_runtime(make_scheme("local-sgd", m, H=H, comm_delay=0.5), parse_delay(spec))
+    assert a.kind == b.kind == "numerical" and "sum of H" in a.method
+    assert abs(a.value - b.value) <= 3 * ((a.error or 0) + (b.error or 0)) + 2e-6 * b.value
+
+
+@pytest.mark.parametrize("H", [2, 5])
+def test_local_sgd_on_static_stragglers_against_monte_carlo(H: int) -> None:
+    c = make_cluster(m=12, delay=LN, slow=3, slowdown=2.5)
+    s = make_scheme("local-sgd", 12, H=H, comm_delay=0.3)
+    est, mc = expected_runtime(s, c), simulate_runtime(s, c, 30_000, seed=H)
+    assert est.kind == "numerical" and abs(mc.mean - est.value) <= 4 * mc.half_width
+
+
 def test_kbatch_sync_of_memoryless_groups_is_a_poisson_superposition() -> None:
     c = make_cluster(m=10, delay="exp(rate=1)", slow=2, slowdown=3)
     est = expected_runtime(make_scheme("k-batch-sync", 10, K=13), c)

@@ -1,6 +1,8 @@
-"""E[T] of k-batch-sync on independent, non-identical workers (DESIGN §7): the K-th point of
-superposed renewal processes, one renewal function per group.
+"""E[T] on independent, non-identical workers by lattice computations, one law per group
+(DESIGN §7): k-batch-sync (the K-th point of superposed renewal processes) and local SGD (the
+largest of the workers' sums of H times).
 
+K-batch-sync.
 ``E[T] = ∫ P(N(t) < K) dt`` with ``N(t) = Σ_g Σ_{i ∈ g} N_i(t)`` and, for a worker of group g,
 ``P(N_i(t) ≥ j) = F_g^{*j}(t)``.  On the lattice h·ℤ (job times put on it by local moment
 matching, :func:`~distsgd.numerics.lattice.lattice_masses`, from 0 so that every group's shift
@@ -10,6 +12,12 @@ non-negative); its n_g-th power (repeated squaring, truncated) is the group's; t
 pmfs convolved give N's.  The window ends where a rounded-up lattice puts P(N(t) < K) below
 1e-13; the steps h, h/2, h/4, … are Richardson-extrapolated (as for i.i.d. workers,
 :mod:`distsgd.numerics.superposition`) until the error estimate is ≤ 1e-6 relative.
+
+Local SGD.  ``E[max_i S_i] = ∫ P(max_i S_i > x) dx`` with ``P(max ≤ x) = Π_g G_g(x)^{n_g}``, G_g
+the law of a sum of H of group g's times: its lattice pmf is the H-th convolution power of
+the group's masses (:func:`~distsgd.numerics.lattice.sum_power`); ``1 − Π_g G_g^{n_g}`` is
+taken as ``−expm1(Σ_g n_g log1p(−S_g))`` from the survival sums S_g (no cancellation in the
+tail); the same window search and Richardson levels.
 """
 
 from __future__ import annotations
@@ -29,10 +37,11 @@ from ..numerics.lattice import (
     lattice_masses,
     npts,
     search_window,
+    sum_power,
 )
 from .base import Group
 
-__all__ = ["kbatch_sync_of_groups"]
+__all__ = ["kbatch_sync_of_groups", "local_sgd_of_groups"]
 
 #: lattice points of the coarsest level, and the most levels tried
 N_COARSE, MAX_LEVELS = 128, 7
@@ -115,4 +124,56 @@ def kbatch_sync_of_groups(groups: tuple[Group, ...], K: int, work: float) -> Est
         return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
     if res is None:
         return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
+    return Estimate(res.value, numeric_kind(res.value, res.error), method, error=res.error)
+
+
+def _max_of_sums_above(groups: tuple[Group, ...], H: int, h: float, n: int, mode: str,
+                       budget: Budget) -> np.ndarray | None:
+    """P(max_i S_i > ih) for i = 0 … n − 1, S_i the sum of H times of worker i's group."""
+    if n * 4 > MAX_ELEMENTS:
+        return None
+    log_below = np.zeros(n)
+    for g in groups:
+        pmf = sum_power(lattice_masses(g.delay, 0.0, h, n, mode, budget), H, budget)
+        tail_mass = max(0.0, 1.0 - float(pmf.sum()))  # beyond the lattice window
+        surv = np.clip(np.cumsum(pmf[::-1])[::-1] - pmf + tail_mass, 0.0, 1.0)  # P(S > ih), summed from the tail
+        with np.errstate(divide="ignore"):  # log 0 below the support: P(max ≤ x) = 0 there
+            log_below += g.count * np.log1p(-surv)
+    return -np.expm1(log_below)
+
+
+def local_sgd_of_groups(groups: tuple[Group, ...], H: int, work: float) -> Estimate:
+    """E[max_i S_i] of local SGD's round on independent groups (module docstring); add D and
+    divide by H for the time per local step.  ``unavailable`` over the work budget or for a
+    heavy tail."""
+    method = f"E[max_i S_i] = ∫(1 − Π_g G_g(x)^(n_g))dx, G_g the law of a sum of H = {H} (lattice FFT, Richardson)"
+    if any(not math.isfinite(g.delay.mean) for g in groups):
+        return unavailable("local SGD on groups: a group's E[X] is infinite")
+    top = max(H * g.delay.mean + 10.0 * math.sqrt(H * g.delay.var) for g in groups if math.isfinite(g.delay.var)) \
+        if all(math.isfinite(g.delay.var) for g in groups) else 4.0 * H * max(g.delay.mean for g in groups)
+    budget = Budget(work)
+    try:
+        def probe(h: float, end: float) -> tuple[np.ndarray, int] | None:
+            p = _max_of_sums_above(groups, H, h, npts(end, h), "up", budget)
+            return None if p is None else (p, 0)
+
+        pilot = search_window(probe, 0.0, top, 64.0 * top, lambda end: end / 512, 1e-13, 8)
+        if pilot.failed:
+            return unavailable(f"local SGD on groups: {method} exceeds the work budget")
+        if not pilot.light:
+            return unavailable("local SGD on groups: P(max S > x) does not fall below 1e-13 within the window "
+                               "(a heavy tail): no value")
+        t_hi = pilot.end
+        h_c = t_hi / (2 * N_COARSE)
+
+        def value_at(level: int) -> float | None:
+            h = h_c / 2**level
+            p = _max_of_sums_above(groups, H, h, npts(t_hi, h), "mm", budget)
+            return None if p is None else h * float(np.sum(p))
+
+        res = extrapolate(value_at, MAX_LEVELS, smooth=all(g.delay.atoms is None for g in groups))
+    except OverBudget:
+        return unavailable(f"local SGD on groups: {method} exceeds the work budget")
+    if res is None:
+        return unavailable(f"local SGD on groups: {method} exceeds the work budget")
     return Estimate(res.value, numeric_kind(res.value, res.error), method, error=res.error)

@@ -11,6 +11,7 @@ import numpy as np
 from .. import limits
 from ..clusters import Cluster
 from ..clusters.analytic import kth_of_independent
+from ..clusters.superposition import local_sgd_of_groups
 from ..delays import Delay
 from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite, numeric_kind
@@ -47,14 +48,20 @@ class LocalSGD(Scheme):
 
     def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
         """A replayed trace: the exact mean over one cycle of rounds.  H = 1: (E[max_i X_i] + D)
-        over the cluster's workers (non-identical, or the Markov mixture); larger H: no analytic
-        result on clusters in this version."""
+        over the cluster's workers (non-identical, or the Markov mixture); larger H on independent
+        workers: (E[max_i S_i] + D)/H with one law of a sum of H per group (DESIGN §7); under
+        slow spells the H times of a round are correlated: no analytic result."""
         exact = cluster.exact_local_sgd_mean(self.H, self.comm_delay)
         if exact is not None:
             return Estimate(exact, "exact", "replay: mean over one cycle of rounds of (max_i Σ_h t + D)/H "
                             "(DESIGN §7)")
         if self.H != 1:
-            return super().cluster_runtime(cluster, work)
+            groups = cluster.groups
+            if groups is None:
+                return super().cluster_runtime(cluster, work)
+            est = local_sgd_of_groups(groups, self.H, work)
+            return est if est.value is None else est.scaled(1.0 / self.H, self.comm_delay / self.H,
+                                                            est.method + "; per local step (E[max S] + D)/H")
         est = kth_of_independent(cluster.marginals(), self.m, work)
         if est.value is None:
             return est

@@ -150,5 +150,5 @@ def stragglers_note(workers: Any) -> None:
                "workers are slow, exact whatever ρ; for a replayed trace, the mean over its steps); async and "
                "K-batch-async run at the sum of the workers' rates; K-async has a bound only when every worker's "
                "law is new-longer-than-used; K-batch-sync is the K-th point of the superposed renewal processes "
-               "(one renewal function per group of workers; Monte Carlo only under slow spells or a replay); "
-               "local SGD with H > 1 has Monte Carlo only.")
+               "and local SGD the largest of the workers' sums of H times, each with one law per group of workers "
+               "(under slow spells both have Monte Carlo only; a replayed trace gives local SGD exactly).")
