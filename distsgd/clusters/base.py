@@ -77,7 +77,7 @@ class Cluster(ABC):
     @property
     def memory(self) -> float:
         """About how many consecutive mini-batches of one worker stay correlated (1 without a
-        state): the batch means of a run on this cluster span many times this many."""
+        state): each batch mean of a run on this cluster spans ten times this many."""
         return 1.0
 
     def start(self, rng: np.random.Generator, R: int) -> np.ndarray | None:

@@ -95,7 +95,9 @@ class TraceCluster(Cluster):
 
     @property
     def memory(self) -> float:
-        return float(self.trace.times.shape[1]) if self.mode == "replay" else 1.0
+        # a replay repeats with period S: a batch of ten times S/10, a whole cycle of every
+        # worker, holds every step once
+        return self.trace.times.shape[1] / 10.0 if self.mode == "replay" else 1.0
 
     @cached_property
     def _slow_times(self) -> np.ndarray:

@@ -159,7 +159,8 @@ def _cluster_trace_uploaded() -> None:
         st.session_state.pop(_CLUSTER_TRACE, None)
         return
     if up.size > TRACE_MAX_BYTES:
-        st.session_state[_CLUSTER_TRACE] = (up.file_id, None, f"the file is larger than {TRACE_MAX_BYTES // 2**20} MiB")
+        st.session_state[_CLUSTER_TRACE] = (up.file_id, None,
+                                            f"trace: the file is larger than {TRACE_MAX_BYTES // 2**20} MiB")
         return
     try:
         t = load_trace(up.getvalue(), name=up.name)
@@ -180,7 +181,7 @@ def _stragglers(where: Any, delay: Delay) -> Stragglers:
         got = st.session_state.get(_CLUSTER_TRACE)
         if got is None or got[1] is None:
             state.notify("Upload a per-worker trace to use it; showing i.i.d. workers meanwhile." if got is None
-                         else f"trace: {got[2]}; showing i.i.d. workers.")
+                         else f"{got[2]}; showing i.i.d. workers.")
             return Stragglers(delay)
         trace = got[1]
         if trace.layout == "column":
