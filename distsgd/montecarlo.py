@@ -390,7 +390,8 @@ def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed_ou
         mean, _, hw = _t_interval(x.reshape(R * B, n // B).mean(axis=1))
         std = float(x.std(ddof=1))
         x = x.ravel()
-        method = (f"{cluster.kind} cluster: {R} stationary runs × {n} iterations, 95% CI from {R * B} batch means "
+        runs = "one run (a replay: every run is the same)" if cluster.deterministic else f"{R} stationary runs"
+        method = (f"{cluster.kind} cluster: {runs} × {n} iterations, 95% CI from {R * B} batch means "
                   "(the iterations of a run are correlated)")
     return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=x.size, seed=seed_out,
                          method=method, times=x[:MAX_KEPT_TIMES] if keep_times else None, std=std, note=note)
@@ -411,7 +412,7 @@ def _simulate_renewal(scheme: Scheme, source: Delay | Cluster, shape: tuple[int,
     total, total2 = sum(a.total for a in acc), sum(a.total2 for a in acc)
     std = math.sqrt(max(total2 - total * (total / N), 0.0) / max(N - 1, 1))
     kept = [k for a in acc for k in a.kept]
-    method = (f"{what}; {R} replicas × {n} updates after {w} warm-up, "
+    method = (f"{what}; {R} replica{'s' if R > 1 else ''} × {n} updates after {w} warm-up, "
               f"95% CI from {nb} batch means")
     return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=N, seed=seed,
                          method=method, times=np.concatenate(kept)[:MAX_KEPT_TIMES] if kept else None,

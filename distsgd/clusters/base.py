@@ -80,6 +80,11 @@ class Cluster(ABC):
         state): each batch mean of a run on this cluster spans ten times this many."""
         return 1.0
 
+    @property
+    def deterministic(self) -> bool:
+        """True when every run is the same (a replayed trace): replicas would be copies."""
+        return False
+
     def start(self, rng: np.random.Generator, R: int) -> np.ndarray | None:
         """The state of R fresh replicas, one entry per slot r·m + i (None for the kinds without one)."""
         return None

@@ -19,6 +19,25 @@ __all__ = ["IID", "Static", "Groups", "Markov"]
 SLOW_RATIO = 1.2
 
 
+def sample_groups(groups: tuple[Group, ...], m: int, rng: np.random.Generator, slots: np.ndarray,
+                  depth: int) -> tuple[np.ndarray, np.ndarray]:
+    """``depth`` i.i.d. times of each slot (r·m + i) from the law of worker i's group, and each
+    slot's group index."""
+    bounds = np.cumsum([g.count for g in groups])
+    group = np.searchsorted(bounds, np.asarray(slots) % m, side="right")
+    x = np.empty((len(slots), depth))
+    for k, g in enumerate(groups):
+        rows = np.flatnonzero(group == k)
+        if rows.size:
+            x[rows] = g.delay.sample(rng, (rows.size, depth))
+    return x, group
+
+
+def flags(slow: np.ndarray, depth: int) -> np.ndarray | None:
+    """A slot's slow flag for each of its ``depth`` mini-batches (None when no slot is slow)."""
+    return np.repeat(slow[:, None], depth, axis=1) if slow.any() else None
+
+
 @dataclass(frozen=True, eq=False)
 class _OneLaw(Cluster):
     """m workers whose mini-batch times derive from one law ``delay``."""
@@ -107,7 +126,7 @@ class Static(_Slowed):
         x = self.delay.sample(rng, (len(slots), depth))
         slow = np.asarray(slots) % self.workers < self.slow
         x[slow] *= self.slowdown
-        return x, np.repeat(slow[:, None], depth, axis=1) if self.slowdown > 1.0 else None
+        return x, flags(slow, depth) if self.slowdown > 1.0 else None
 
     def worker_means(self) -> np.ndarray:
         out = np.full(self.workers, self.delay.mean)
@@ -151,17 +170,10 @@ class Groups(Cluster):
 
     def draw(self, rng: np.random.Generator, state: np.ndarray | None, slots: np.ndarray,
              depth: int) -> tuple[np.ndarray, np.ndarray | None]:
-        bounds = np.cumsum([g.count for g in self.parts])
-        group = np.searchsorted(bounds, np.asarray(slots) % self.m, side="right")
-        x = np.empty((len(slots), depth))
-        for k, g in enumerate(self.parts):
-            rows = np.flatnonzero(group == k)
-            if rows.size:
-                x[rows] = g.delay.sample(rng, (rows.size, depth))
+        x, group = sample_groups(self.parts, self.m, rng, slots, depth)
         means = np.array([g.delay.mean for g in self.parts])
         slow_group = means >= SLOW_RATIO * float(np.median(self.worker_means()))
-        slow = slow_group[group]
-        return x, np.repeat(slow[:, None], depth, axis=1) if slow.any() else None
+        return x, flags(slow_group[group], depth)
 
     def worker_means(self) -> np.ndarray:
         return np.concatenate([np.full(g.count, g.delay.mean) for g in self.parts])

@@ -20,7 +20,7 @@ from ..delays import Delay
 from ..delays.empirical import Empirical
 from ..params import ParameterError
 from .base import Cluster, Group, M
-from .kinds import SLOW_RATIO
+from .kinds import SLOW_RATIO, flags, sample_groups
 
 if TYPE_CHECKING:
     from ..traces import Trace
@@ -94,6 +94,10 @@ class TraceCluster(Cluster):
         return self.mode == "replay"
 
     @property
+    def deterministic(self) -> bool:
+        return self.mode == "replay"
+
+    @property
     def memory(self) -> float:
         # a replay repeats with period S: a batch of ten times S/10, a whole cycle of every
         # worker, holds every step once
@@ -114,15 +118,8 @@ class TraceCluster(Cluster):
             groups = self._laws
             if len(groups) == 1:
                 return groups[0].delay.sample(rng, (len(slots), depth)), None
-            bounds = np.cumsum([g.count for g in groups])
-            group = np.searchsorted(bounds, np.asarray(slots) % self.m, side="right")
-            x = np.empty((len(slots), depth))
-            for k, g in enumerate(groups):
-                rows = np.flatnonzero(group == k)
-                if rows.size:
-                    x[rows] = g.delay.sample(rng, (rows.size, depth))
-            slow = self._stragglers[np.asarray(slots) % self.m]
-            return x, np.repeat(slow[:, None], depth, axis=1) if slow.any() else None
+            x, _ = sample_groups(groups, self.m, rng, slots, depth)
+            return x, flags(self._stragglers[np.asarray(slots) % self.m], depth)
         if state is None or state.size % self.m or state.size <= np.max(slots, initial=-1):
             raise ParameterError("state", "expected the state from start() of this cluster")
         t = self.trace.times

@@ -27,6 +27,8 @@ __all__ = ["JobQueues", "laws", "layout", "kofm_times", "local_sgd_times", "kbat
 
 #: replicas and batches per replica of a run on a cluster with a state (32 batch means)
 REPLICAS, BATCHES = 4, 8
+#: batches of the one run of a deterministic cluster (a replay)
+DETERMINISTIC_BATCHES = 32
 
 
 def laws(cluster: Cluster) -> list[Delay]:
@@ -40,7 +42,8 @@ def layout(cluster: Cluster, K: int, iterations: int, renewal: bool, lockstep: b
     :func:`~distsgd.engines.batchmeans.layout`); with a state, each batch spans at least
     10·memory mini-batches of every worker (a worker does about K/m per update of a renewal
     scheme, at least one per iteration of the others), so the batch means are nearly
-    independent.  Without a state nor renewal: one run of independent iterations."""
+    independent; a deterministic cluster (a replay) has one run, its 32 batches along it.
+    Without a state nor renewal: one run of independent iterations."""
     m = cluster.m
     if renewal:
         R, w, n, B = batch_layout(m, K, iterations, max(laws(cluster), key=cv2), lockstep)
@@ -51,6 +54,9 @@ def layout(cluster: Cluster, K: int, iterations: int, renewal: bool, lockstep: b
         per_worker = 1.0
     else:
         return 1, 0, iterations, 1
+    if cluster.deterministic:  # replicas would be copies: one run, its batches along it
+        R, B = 1, DETERMINISTIC_BATCHES
+        n = ceil_div(max(n * R, iterations), B) * B
     if cluster.stateful:
         span = math.ceil(min(10.0 * cluster.memory / per_worker, float(limits.MAX_ITERATIONS)))
         n = max(n, span * B)
