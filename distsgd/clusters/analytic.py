@@ -52,13 +52,30 @@ def _below(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> np.nda
     return np.concatenate([_below_chunk(counts, [p[i:i + step] for p in probs], L) for i in range(0, size, step)])
 
 
+#: a binomial's mass beyond WINDOW_SD standard deviations plus WINDOW_PAD counts of its mean is
+#: below 1e-30 (Bernstein: P(|B − np| ≥ t) ≤ 2·exp(−t²/(2(npq + t/3))), at most 2e-31 for
+#: t = 12σ + 60 whatever σ), far below the 1e-16 the sums are accurate to
+WINDOW_SD, WINDOW_PAD = 12.0, 60.0
+
+
 def _window(n: int, p: np.ndarray, L: int) -> tuple[int, int]:
-    """The counts j in [lo, hi) that carry Bin(n, p)'s mass (beyond 40 standard deviations and
-    10 more: < 1e-300) for every p of a chunk, within [0, min(n, L − 1)]."""
+    """The counts j in [lo, hi) that carry Bin(n, p)'s mass (all but < 1e-30) for every p of a
+    chunk, within [0, min(n, L − 1)]."""
     sd = np.sqrt(n * p * (1.0 - p))
-    lo = int(max(0.0, math.floor(float(np.min(n * p - 40.0 * sd))) - 10))
-    hi = int(min(min(n, L - 1), math.ceil(float(np.max(n * p + 40.0 * sd))) + 10)) + 1
+    lo = int(max(0.0, math.floor(float(np.min(n * p - WINDOW_SD * sd)) - WINDOW_PAD)))
+    hi = int(min(min(n, L - 1), math.ceil(float(np.max(n * p + WINDOW_SD * sd)) + WINDOW_PAD))) + 1
     return lo, hi
+
+
+def _terms(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> float:
+    """About how many binomial terms :func:`_below` evaluates (its windows, node by node)."""
+    total = 0.0
+    for n, p in zip(counts, probs, strict=True):
+        sd = np.sqrt(n * p * (1.0 - p))
+        lo = np.maximum(0.0, np.floor(n * p - WINDOW_SD * sd - WINDOW_PAD))
+        hi = np.minimum(min(n, L - 1), np.ceil(n * p + WINDOW_SD * sd + WINDOW_PAD)) + 1
+        total += float(np.sum(np.maximum(hi - lo, 0.0)))
+    return total
 
 
 def _below_chunk(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> np.ndarray:
@@ -104,10 +121,6 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
                         f"{alpha:g} ≤ 1")
     edges, c = _edges(groups, K, m)
     lo_edges, up_edges = edges[edges <= c], edges[edges >= c]
-    terms = (2 * len(groups)) * (GL_HI[0].size + GL_LO[0].size) * edges.size * max(K, m - K + 1)
-    if terms > work:
-        return unavailable(f"the Poisson-binomial integral needs about {terms:.3g} binomial terms, over "
-                           f"the {work:.3g} budget")
 
     def nodes(edges: np.ndarray, rule: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
         if edges.size < 2:
@@ -115,17 +128,27 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
         x, w = gl_pieces(edges, rule)
         return x.ravel(), w.ravel()
 
-    def integrals(rule: tuple[np.ndarray, np.ndarray]) -> tuple[float, float, float, float]:
-        xl, wl = nodes(lo_edges, rule)
-        xu, wu = nodes(up_edges, rule)
-        f = _below(counts, [_sf(mx, xl) for mx in mixes], m - K + 1) if xl.size else xl   # P(M ≤ m − K)
-        s = _below(counts, [_cdf(mx, xu) for mx in mixes], K) if xu.size else xu          # P(N < K)
+    # every node's probabilities first (cheap): the binomial terms they need decide the budget
+    with np.errstate(all="ignore"):
+        rules = []
+        for rule in (GL_HI, GL_LO):
+            (xl, wl), (xu, wu) = nodes(lo_edges, rule), nodes(up_edges, rule)
+            rules.append((xl, wl, [_sf(mx, xl) for mx in mixes], xu, wu, [_cdf(mx, xu) for mx in mixes]))
+    terms = sum(_terms(counts, pl, m - K + 1) + _terms(counts, pu, K) for _, _, pl, _, _, pu in rules)
+    if terms > work:
+        return unavailable(f"the Poisson-binomial integral needs about {terms:.3g} binomial terms, over "
+                           f"the {work:.3g} budget")
+
+    def integrals(xl: np.ndarray, wl: np.ndarray, pl: list[np.ndarray], xu: np.ndarray, wu: np.ndarray,
+                  pu: list[np.ndarray]) -> tuple[float, float, float, float]:
+        f = _below(counts, pl, m - K + 1) if xl.size else xl   # P(M ≤ m − K)
+        s = _below(counts, pu, K) if xu.size else xu          # P(N < K)
         return (float(np.sum(wl * f)), float(np.sum(wu * s)), float(np.sum(wl * 2 * (c - xl) * f)),
                 float(np.sum(wu * 2 * (xu - c) * s)))
 
     with np.errstate(all="ignore"):
-        i_f, i_s, j_f, j_s = integrals(GL_HI)
-        i_f2, i_s2, _, _ = integrals(GL_LO)
+        i_f, i_s, j_f, j_s = integrals(*rules[0])
+        i_f2, i_s2, _, _ = integrals(*rules[1])
     mean = c - i_f + i_s
     err = abs((i_s - i_f) - (i_s2 - i_f2)) + 4e-16 * (abs(c) + abs(i_f) + abs(i_s))
     var = j_f + j_s - (mean - c) ** 2

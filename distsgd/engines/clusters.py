@@ -142,18 +142,34 @@ def kbatch_sync_times(cluster: Cluster, K: int, R: int, n: int, rng: np.random.G
     jobs in progress are cancelled (each counted as started).  Without a state the iterations
     are independent and R·n of them run side by side; with one, R runs of n iterations."""
     m = cluster.m
-    if not cluster.stateful:
+    if not cluster.stateful:  # independent iterations: fresh jobs for each, no queue
         out = np.empty(R * n)
-        rows = max(1, limits.CHUNK // (m * min(K, 4 * ceil_div(K, m) + 4)))
+        rows = max(1, limits.CHUNK // (m * 2 * _kbatch_depth(m, K)))
         for s in range(0, R * n, rows):
             r = min(rows, R * n - s)
-            out[s:s + r] = _kbatch_iteration(JobQueues(cluster, rng, r, _kbatch_depth(m, K)), r, m, K)
+            out[s:s + r] = _kbatch_fresh(cluster, K, r, rng)
         return out.reshape(R, n)
     q = JobQueues(cluster, rng, R, _kbatch_depth(m, K))
     out = np.empty((R, n))
     for j in range(n):
         out[:, j] = _kbatch_iteration(q, R, m, K)
     return out
+
+
+def _kbatch_fresh(cluster: Cluster, K: int, rows: int, rng: np.random.Generator) -> np.ndarray:
+    """``rows`` independent k-batch-sync iterations of a cluster without a state: every worker's
+    first d jobs, their cumulative sums, the K-th smallest; where a worker's d-th completion
+    comes before it, every row draws d more (nothing is discarded, so no row is selected)."""
+    m = cluster.m
+    d = _kbatch_depth(m, K)
+    done = np.cumsum(cluster.jobs(rng, None, rows, d), axis=2)
+    while True:
+        T = np.partition(done.reshape(rows, -1), K - 1, axis=1)[:, K - 1]
+        if done.shape[2] >= K or not (done[:, :, -1] < T[:, None]).any():
+            return T
+        more = min(done.shape[2], K - done.shape[2])
+        done = np.concatenate([done, done[:, :, -1:] + np.cumsum(cluster.jobs(rng, None, rows, more), axis=2)],
+                              axis=2)
 
 
 def _kbatch_depth(m: int, K: int) -> int:
