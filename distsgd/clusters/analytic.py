@@ -78,6 +78,22 @@ def _terms(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> float:
     return total
 
 
+#: a group's count window up to this wide is convolved directly (shifted sums), wider by FFT
+DIRECT_WIDTH = 24
+
+
+def _convolve(acc: np.ndarray, pmf: np.ndarray) -> np.ndarray:
+    """Row-wise full convolution: directly for a narrow ``pmf`` (e.g. a group of one worker, a
+    Bernoulli), exact and without FFT round-off; by FFT otherwise."""
+    w = pmf.shape[1]
+    if w > DIRECT_WIDTH:
+        return np.asarray(signal.fftconvolve(acc, pmf, axes=1))
+    out = np.zeros((acc.shape[0], acc.shape[1] + w - 1))
+    for k in range(w):
+        out[:, k:k + acc.shape[1]] += acc * pmf[:, k:k + 1]
+    return out
+
+
 def _below_chunk(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> np.ndarray:
     *first, last = range(len(counts))
     acc: np.ndarray | None = None
@@ -88,7 +104,7 @@ def _below_chunk(counts: Sequence[int], probs: Sequence[np.ndarray], L: int) -> 
         if lo >= hi or off + lo >= L:  # every count of the chunk is ≥ L already
             return np.zeros(probs[g].size)
         pmf = stats.binom.pmf(np.arange(lo, hi)[None, :], n, probs[g][:, None])
-        acc = pmf if acc is None else signal.fftconvolve(acc, pmf, axes=1)
+        acc = pmf if acc is None else _convolve(acc, pmf)
         off += lo
         acc = np.maximum(acc[:, : L - off], 0.0)  # counts ≥ L dropped; FFT round-off
     n = counts[last]
@@ -120,6 +136,8 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
         return infinite(f"X_{{K:m}} needs m − K + 1 = {m - K + 1} slow workers; their tail indices sum to "
                         f"{alpha:g} ≤ 1")
     edges, c = _edges(groups, K, m)
+    if all(d.atoms is not None for mix in mixes for _, d in mix):
+        return _discrete_kth(counts, mixes, K, c, work)
     lo_edges, up_edges = edges[edges <= c], edges[edges >= c]
 
     def nodes(edges: np.ndarray, rule: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -134,7 +152,11 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
         for rule in (GL_HI, GL_LO):
             (xl, wl), (xu, wu) = nodes(lo_edges, rule), nodes(up_edges, rule)
             rules.append((xl, wl, [_sf(mx, xl) for mx in mixes], xu, wu, [_cdf(mx, xu) for mx in mixes]))
-    terms = sum(_terms(counts, pl, m - K + 1) + _terms(counts, pu, K) for _, _, pl, _, _, pu in rules)
+    nodes_n = sum(xl.size + xu.size for xl, _, _, xu, _, _ in rules)
+    # the binomial terms of the windows, and each group's convolution into the running sum
+    # (≈ its width × the running width, or an FFT of it) at every node
+    terms = sum(_terms(counts, pl, m - K + 1) + _terms(counts, pu, K) for _, _, pl, _, _, pu in rules) \
+        + nodes_n * (len(counts) - 1) * max(K, m - K + 1) * 8
     if terms > work:
         return unavailable(f"the Poisson-binomial integral needs about {terms:.3g} binomial terms, over "
                            f"the {work:.3g} budget")
@@ -156,6 +178,32 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
     method = (f"Poisson-binomial quadrature of P(#{{i: X_i ≤ x}} < K) over {len(groups)} group"
               f"{'s' if len(groups) > 1 else ''} of independent workers")
     return Estimate(mean, numeric_kind(mean, err), method, std=std, error=err)
+
+
+def _discrete_kth(counts: list[int], mixes: list[Mixture], K: int, c: float, work: float) -> Estimate:
+    """Every law discrete (a trace's times): P(X_{K:m} > x) is constant between consecutive
+    atoms, so the integrals are exact sums, one term per atom (c snapped to an atom)."""
+    m = sum(counts)
+    pts = np.unique(np.concatenate([[0.0], *[np.asarray(d.atoms, float) for mix in mixes for _, d in mix]]))
+    c = float(pts[max(0, int(np.searchsorted(pts, c, side="right")) - 1)])
+    nxt = np.append(pts[1:], pts[-1])  # beyond the largest atom every worker has finished
+    left, right = pts < c, pts >= c
+    xl, al, bl = pts[left], pts[left], nxt[left]
+    xu, au, bu = pts[right], pts[right], nxt[right]
+    with np.errstate(all="ignore"):
+        pl, pu = [_sf(mx, xl) for mx in mixes], [_cdf(mx, xu) for mx in mixes]
+    terms = _terms(counts, pl, m - K + 1) + _terms(counts, pu, K) + pts.size * (len(counts) - 1) * max(K, m - K + 1)
+    if terms > work:
+        return unavailable(f"the Poisson-binomial sum needs about {terms:.3g} binomial terms, over the {work:.3g} "
+                           "budget")
+    f = _below(counts, pl, m - K + 1) if xl.size else xl  # P(X_{K:m} ≤ x) = P(M ≤ m − K) left of c
+    s = _below(counts, pu, K) if xu.size else xu          # P(X_{K:m} > x) = P(N < K) right of c
+    mean = c - float(np.sum(f * (bl - al))) + float(np.sum(s * (bu - au)))
+    second = float(np.sum(f * ((c - al) ** 2 - (c - bl) ** 2))) + float(np.sum(s * ((bu - c) ** 2 - (au - c) ** 2)))
+    var = second - (mean - c) ** 2
+    return Estimate(mean, "numerical", f"Poisson-binomial sum of P(#{{i: X_i ≤ x}} < K) over the {pts.size} "
+                    f"atoms of {len(counts)} group{'s' if len(counts) > 1 else ''} of independent workers "
+                    "(exact: constant between atoms)", std=math.sqrt(max(var, 0.0)), error=4e-16 * pts.size * abs(mean))
 
 
 class _Pooled:
