@@ -60,9 +60,10 @@ def kasync_cost(m: int, K: int, replicas: int) -> float:
 def kasync_cluster_cost(m: int, K: int, replicas: int) -> float:
     """One k-async update of one replica on a cluster (≈ ns): the numpy path plus each
     pusher's job taken from its worker's queue (≈ 30 µs per lockstep step shared by the
-    replicas, 60 ns per pusher)."""
+    replicas, 200 ns per pusher; benchmarks/results/clusters.md measured 86–109 µs at m = 1000,
+    K = 250 and 0.65–1.05 ms at m = 10 000, K = 2500)."""
     step, replica, worker, pusher = KASYNC_NUMPY
-    return (step + 30_000.0) / max(1, replicas) + replica + worker * m + (pusher + 60.0) * K
+    return (step + 30_000.0) / max(1, replicas) + replica + worker * m + (pusher + 200.0) * K
 
 
 def merged_cost(m: int, K: int) -> float:
