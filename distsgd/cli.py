@@ -1,5 +1,5 @@
-"""Command line: ``python -m distsgd runtime …`` and ``python -m distsgd error …`` (DESIGN §5);
-the only user of argparse.
+"""Command line: ``python -m distsgd runtime …`` and ``python -m distsgd error …`` (DESIGN §5),
+``python -m distsgd fit --trace FILE …`` (§7); the only user of argparse.
 
 Bad input exits with status 2 and one line on stderr naming the parameter; nothing
 prints a traceback (set ``DISTSGD_DEBUG=1`` to see one for an internal error).
@@ -30,10 +30,12 @@ from .error import (
     exact_error_vs_time,
     simulate_error,
 )
+from .fit import Fit, fit_laws, fit_report
 from .montecarlo import simulate_runtime
 from .params import ParameterError
 from .random import SEED
 from .schemes import Scheme, make_scheme
+from .traces import THRESHOLD, Trace, load_trace
 
 __all__ = ["main", "build_parser"]
 
@@ -103,6 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_scheme_args(rt)
     rt.add_argument("--iterations", type=int, default=100_000, help="Monte Carlo iterations")
     _add_error_parser(sub)
+    _add_fit_parser(sub)
     return parser
 
 
@@ -260,12 +263,56 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return out, "\n".join(lines)
 
 
+def _add_fit_parser(sub: Any) -> None:
+    p = sub.add_parser("fit", help="a measured trace: per-worker summary, stragglers and fitted laws (DESIGN §7)")
+    p.add_argument("--trace", required=True, help="the trace (CSV, TSV or Parquet)")
+    p.add_argument("--trace-columns", default=None, dest="trace_columns",
+                   help="worker=COL,step=COL,duration=COL when the layout cannot be detected")
+    p.add_argument("--threshold", default=1.2, help=f"slowdown from which a worker is a straggler, "
+                   f"{THRESHOLD.describe()} (default 1.2)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+
+
+def _fit_text(trace: Trace, out: dict[str, Any], fits: Sequence[Fit], skipped: dict[str, str],
+              threshold: float) -> str:
+    def num(x: float | None) -> str:
+        return "—" if x is None else f"{x:.5g}"
+
+    lines = [trace.describe()]
+    if out["per_worker"]:
+        w = min(max(6, *(len(r["worker"]) for r in out["per_worker"])), 24)
+        lines.append(f"{'worker':<{w}} {'mean':>11} {'median':>11} {'slowdown':>9}  straggler")
+        for r in out["per_worker"]:
+            flag = "" if not r["straggler"] else "persistent" if r["from_step"] is None else \
+                f"from step {r['from_step']}"
+            lines.append(f"{r['worker']:<{w}} {num(r['mean']):>11} {num(r['median']):>11} {num(r['slowdown']):>9}  "
+                         f"{flag}".rstrip())
+        lines.append(f"stragglers (slowdown ≥ {threshold:g}): {', '.join(out['stragglers']) or 'none'}")
+    lines.append(f"fits of the {trace.pooled.size} pooled times, best AIC first:")
+    if fits:
+        lines.append(f"{'family':<12} {'ΔAIC':>10} {'KS':>8}  spec  [what was fixed]")
+    for f in fits:
+        lines.append(f"{f.family:<12} {f.aic - fits[0].aic:>10.4g} {f.ks:>8.4f}  {f.spec}  [{f.fixed}]")
+    lines += [f"not fitted: {variant}: {why}" for variant, why in skipped.items()]
+    return "\n".join(lines)
+
+
+def run_fit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    threshold = float(THRESHOLD.check(args.threshold, "threshold"))
+    trace = load_trace(args.trace, args.trace_columns)
+    fits = fit_laws(trace.pooled)
+    out = fit_report(trace, threshold, fits=fits)
+    return out, _fit_text(trace, out, fits, fits.skipped, threshold)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
         if args.command == "runtime":
             out, text = run_runtime(args)
+        elif args.command == "fit":
+            out, text = run_fit(args)
         else:
             out, text = run_error(args)
     except _UsageError as exc:
