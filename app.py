@@ -18,6 +18,7 @@ PAGES = [
     st.Page("pages/timeline.py", title="Timeline of workers", icon=":material/view_timeline:"),
     st.Page("pages/local_sgd.py", title="Local SGD and communication", icon=":material/sync_alt:"),
     st.Page("pages/tradeoffs.py", title="Trade-offs: best K, m, H", icon=":material/balance:"),
+    st.Page("pages/cluster.py", title="Your cluster", icon=":material/dns:"),
 ]
 
 page = st.navigation(PAGES)

@@ -23,6 +23,7 @@ Two kinds of cache, both process-wide (one entry serves every session of the cla
 from __future__ import annotations
 
 import dataclasses
+import json
 from typing import Any
 
 import numpy as np
@@ -30,13 +31,18 @@ import streamlit as st
 
 from .. import plots, sweeps
 from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
-from ..clusters import Stragglers, at_m
+from ..clusters import Stragglers, at_m, make_cluster
 from ..comm import CommModel
-from ..delays import Delay, Empirical
+from ..delays import Delay, Empirical, parse_delay
 from ..error import LearningRate, Problem
+from ..export import perfetto_trace
+from ..fit import fit_laws
 from ..montecarlo import sample_order_statistic, simulate_runtime, simulate_timeline
+from ..plots import traces as trace_plots
 from ..random import keyed
 from ..schemes import Scheme, make_scheme
+from ..traces import Trace
+from ..whatif import READINGS, what_if
 from . import views
 from .limits import (
     CACHE_MAX_ENTRIES,
@@ -70,8 +76,9 @@ def _subclasses(cls: type) -> list[type]:
 
 
 #: Streamlit matches hash_funcs by exact type: every delay family and the stragglers, hashed by
-#: their key (a trace's by its digest)
-_HASH = {cls: (lambda d: d.key) for cls in [*_subclasses(Delay), Stragglers]}
+#: their key (a trace's by its digest), and a loaded trace by its digest
+_HASH: dict[Any, Any] = {cls: (lambda d: d.key) for cls in [*_subclasses(Delay), Stragglers]}
+_HASH[Trace] = lambda t: t.digest
 #: what the workers draw from (the runtime, error and timeline charts): a law or a Stragglers recipe
 Workers = Delay | Stragglers
 _CACHE: dict[str, Any] = {"max_entries": CACHE_MAX_ENTRIES, "ttl": CACHE_TTL_S, "show_spinner": False,
@@ -292,3 +299,46 @@ def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Wo
     best = (sweeps.best_index(rows, "bound_time"), sweeps.best_index(rows, "simulated_time"))
     return {"rows": rows, "ref": ref, "best": best,
             "figure": plots.target_figure(rows, x_name, best[0], best[1], eps, ref)}
+
+
+
+# -- a measured trace (the "Your cluster" page), keyed by its digest ---------------------------
+
+
+@st.cache_resource(**_VIEW)
+def trace_view(trace: Trace, threshold: float) -> dict[str, Any]:
+    """The per-worker summary, the stragglers, the heatmap and the box plots of a trace."""
+    summary = trace.summary(threshold)
+    stragglers = [r["worker"] for r in summary if r["straggler"]]
+    order = sorted((r["worker"] for r in summary), key=lambda w: w not in stragglers)
+    return {"summary": summary, "stragglers": stragglers, "heatmap": trace_plots.heatmap_figure(trace),
+            "boxes": trace_plots.worker_box_figure(trace, order)}
+
+
+@st.cache_resource(**_VIEW)
+def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
+    """Maximum-likelihood fits of every family to the pooled times, best first, with the Q–Q plot
+    and the histogram of the ``shown`` best."""
+    fits = fit_laws(trace.pooled)
+    top = fits[:shown]
+    return {"rows": [{"family": f.family, "spec": f.spec, "aic": f.aic, "ks": f.ks, "fixed": f.fixed} for f in fits],
+            "best": fits[0].spec if fits else None,
+            "qq": trace_plots.qq_figure(trace.pooled, top), "hist": trace_plots.fit_histogram_figure(trace.pooled, top)}
+
+
+@st.cache_resource(**_VIEW)
+def whatif_view(trace: Trace, schemes: tuple[str, ...], K: int, H: int, stragglers: tuple[str, ...],
+                fit: str | None, budget: float, seed: int) -> dict[str, Any]:
+    """The what-if rows (:func:`distsgd.whatif.what_if`, the i.i.d. reading from the fit's spec)
+    and their chart."""
+    rows, skipped = what_if(trace, schemes, K, H, stragglers=stragglers, fit=None if fit is None else parse_delay(fit),
+                            budget=budget, seed=seed,
+                            analytic_work=CHART_ANALYTIC_WORK)
+    return {"rows": rows, "skipped": skipped, "figure": trace_plots.whatif_figure(rows, READINGS)}
+
+
+@st.cache_data(**_CACHE)
+def replay_timeline_json(trace: Trace, updates: int, seed: int) -> str:
+    """Sync replaying the trace for ``updates`` updates, as Perfetto / chrome://tracing JSON."""
+    tl = simulate_timeline(make_scheme("sync", trace.m), make_cluster(trace=trace, trace_mode="replay"), updates, seed)
+    return json.dumps(perfetto_trace(tl), allow_nan=False)

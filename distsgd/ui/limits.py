@@ -36,6 +36,16 @@ UI_H_MAX = 100
 #: to 2⁵³ (JavaScript numbers); the familiar 32-bit range is plenty
 UI_SEED_MAX = 2**31 - 1
 
+# -- the "Your cluster" page -------------------------------------------------------------------
+
+#: the what-if table's Monte Carlo budget, as a multiple of the sidebar's per-chart budget (it
+#: has up to 5 readings × the chosen schemes, each a point of a runtime chart)
+WHATIF_BUDGET_FACTOR = 5
+#: updates of the replayed timeline offered as Perfetto JSON (of limits.TIMELINE_MAX_ITERATIONS),
+#: for traces of at most limits.TIMELINE_MAX_M workers (the timeline's own limit)
+PERFETTO_UPDATES = 20
+TIMELINE_WORKERS_MAX = lib.TIMELINE_MAX_M
+
 # -- Monte Carlo runtime: work per chart -----------------------------------------------------
 
 #: the sidebar's "Monte Carlo budget" choices (cost per chart), of sweeps.DEFAULT_BUDGET = 6e7
@@ -191,6 +201,8 @@ RANGES: dict[str, tuple[float, float]] = {
     # stragglers (clusters.SLOW, SLOWDOWN, SLOW_FRACTION, PERSISTENCE): a slowdown past 50 only
     # stretches the axes; ρ up to 0.99 (slow spells of ~100 mini-batches and more)
     "slow": (0, UI_M_MAX), "slowdown": (1.0, 50.0), "slow_fraction": (0.0, 0.9), "persistence": (0.0, 0.99),
+    # the "Your cluster" page (traces.THRESHOLD, [1, 100])
+    "threshold": (1.0, 5.0),
 }
 
 #: (UI value, library value it narrows): the UI never asks for more than the library allows

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from ..clusters import Stragglers
 from ..delays import Delay, Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
@@ -149,25 +150,25 @@ def _trace_delay(where: Any) -> Delay:
     return kept[2]
 
 
-_CLUSTER_TRACE = "_cluster_trace"  # session key of the parsed per-worker trace: (file id, Trace or None, message)
+CLUSTER_TRACE = "_cluster_trace"  # session key of the parsed per-worker trace: (file id, Trace or None, message)
 
 
 def _cluster_trace_uploaded() -> None:
     """on_change of the per-worker trace uploader: parse the new file once (not on every rerun)."""
     up = st.session_state.get("cluster_trace")
     if up is None:
-        st.session_state.pop(_CLUSTER_TRACE, None)
+        st.session_state.pop(CLUSTER_TRACE, None)
         return
     if up.size > TRACE_MAX_BYTES:
-        st.session_state[_CLUSTER_TRACE] = (up.file_id, None,
+        st.session_state[CLUSTER_TRACE] = (up.file_id, None,
                                             f"trace: the file is larger than {TRACE_MAX_BYTES // 2**20} MiB")
         return
     try:
         t = load_trace(up.getvalue(), name=up.name)
     except ParameterError as exc:
-        st.session_state[_CLUSTER_TRACE] = (up.file_id, None, str(exc))
+        st.session_state[CLUSTER_TRACE] = (up.file_id, None, str(exc))
         return
-    st.session_state[_CLUSTER_TRACE] = (up.file_id, t, "")
+    st.session_state[CLUSTER_TRACE] = (up.file_id, t, "")
 
 
 def _stragglers(where: Any, delay: Delay) -> Stragglers:
@@ -178,7 +179,7 @@ def _stragglers(where: Any, delay: Delay) -> Stragglers:
         where.file_uploader("per-worker step times (CSV, TSV or Parquet: worker, step, duration; or one "
                             "column per worker)", type=["csv", "tsv", "parquet"], key="cluster_trace",
                             on_change=_cluster_trace_uploaded)
-        got = st.session_state.get(_CLUSTER_TRACE)
+        got = st.session_state.get(CLUSTER_TRACE)
         if got is None or got[1] is None:
             state.notify("Upload a per-worker trace to use it; showing i.i.d. workers meanwhile." if got is None
                          else f"{got[2]}; showing i.i.d. workers.")
@@ -298,6 +299,12 @@ def sidebar() -> Selection:
 def current() -> Selection:
     """The selection the sidebar made in this run (pages call this)."""
     sel = st.session_state.get("_selection")
+    if sel is None and PagesManager.uses_pages_directory:
+        # the server's first session opened a page by its URL before app.py ever ran, so Streamlit
+        # ran the page the old way (the pages/ directory, without app.py: no URL, no navigation);
+        # app.py's st.navigation is what clears this flag — clear it and run the app instead
+        PagesManager.uses_pages_directory = False
+        st.rerun()
     if sel is None:  # a page run on its own (AppTest.switch_page): draw the sidebar here
         sel = sidebar()
         st.session_state["_selection"] = sel

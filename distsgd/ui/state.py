@@ -28,6 +28,7 @@ from ..delays import SHIFT, Delay, Exponential, LogNormal, Pareto, TruncatedNorm
 from ..params import Domain, ParameterError, shortest
 from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEME_NAMES, M
+from ..traces import THRESHOLD
 from .limits import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_H_MAX, UI_M_MAX
 
 __all__ = ["Control", "CONTROLS", "PRESETS", "start", "value", "set_value", "clamp", "bind",
@@ -161,6 +162,8 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
          "long-run fraction of slow mini-batches (not of time: a slow one lasts s times longer)"),
     _num("persistence", "persistence ρ", 0.9, _narrow(PERSISTENCE, *RANGES["persistence"]), 0.01,
          "0: every mini-batch slow or not independently; 0.99: slow spells of 1/((1−π)(1−ρ)) mini-batches"),
+    _num("threshold", "straggler threshold (× the step's median)", 1.2, _narrow(THRESHOLD, *RANGES["threshold"]), 0.05,
+         "a worker whose median ratio to its step's median is at least this is a straggler"),
     Control("trace_mode", "use the trace as", "replay", options=_TRACE_MODES,
             help="replay: each worker's own times in order; per-worker: drawn from each worker's own times; "
                  "pooled: drawn from all times (the i.i.d. answer, who was slow forgotten)"),

@@ -1,0 +1,74 @@
+"""Your cluster: a measured trace — who is slow and since when, which law fits, and what each
+scheme would have done on it."""
+
+import streamlit as st
+
+from distsgd.ui import cached, cluster, limits, page, sidebar
+
+sel = sidebar.current()
+page.header(
+    "Your cluster",
+    "A trace of per-worker step times, measured on a cluster (or one of the bundled examples): each time "
+    "against its step's median, which workers straggle and since when, which law fits the times, and what "
+    "each scheme would have done on this cluster — replayed, with each worker's own law, with one i.i.d. law "
+    "fitted to all the times (the textbook model), without the stragglers, or with them as backup workers.",
+    [r"\text{slowdown}_i=\operatorname{median}_j \frac{t_{ij}}{\operatorname{median}_{i'} t_{i'j}},\qquad "
+     r"\text{straggler: slowdown}_i \ge \theta"],
+)
+
+
+def body(sel: sidebar.Selection) -> None:
+    """Everything below the header (a fragment: its controls rerun only this)."""
+    trace = cluster.choose_trace()
+    if trace is None:
+        st.info("Upload a trace (long: worker, step, duration; wide: one column per worker) or pick an example.")
+        return
+    with page.guard():
+        st.caption(trace.describe())
+        threshold = sidebar.number("threshold", slider=False)
+        view = cached.trace_view(trace, float(threshold))
+        st.button("Use this cluster on every page", on_click=cluster.use_cluster, args=(trace,), type="primary")
+        page.chart(view["heatmap"], lambda: [{"worker": w, "step": s, "time": float(x)}
+                                             for w, row in zip(trace.workers, trace.times, strict=True)
+                                             for s, x in zip(trace.complete_steps, row, strict=True)],
+                   "trace-heatmap", "Red rows are slow workers; a row that turns red partway is a straggler that "
+                   "emerged. A step slow for everyone does not show: each time is divided by its step's median.")
+        page.chart(view["boxes"], view["summary"], "trace-workers",
+                   f"Workers whose box sits above the dashed line at {threshold:g} are stragglers.")
+        st.subheader("Stragglers")
+        slow = [r for r in view["summary"] if r["straggler"]]
+        if not slow:
+            st.markdown(f"No worker's slowdown reaches {threshold:g}, over the whole trace or over a window of 10% "
+                        "of its steps.")
+        page.table([{"worker": r["worker"], "slowdown": r["slowdown"], "mean": r["mean"], "median": r["median"],
+                     "since step": r["from_step"] if r["from_step"] is not None else "the start (persistent)"}
+                    for r in slow] or view["summary"][:0])
+        st.subheader("Which law fits the times")
+        fits = cached.fits_view(trace)
+        page.table(fits["rows"])
+        c1, c2 = st.columns(2)
+        with c1:
+            page.chart(fits["hist"], fits["rows"], "trace-fits", "The histogram of the times (up to their 99.5% "
+                       "quantile) with the three best fits by AIC.")
+        with c2:
+            page.chart(fits["qq"], fits["rows"], "trace-qq", "On the dotted line the fitted law's quantiles are "
+                       "the measured ones; points above it at the right end mean a fitted tail heavier than the "
+                       "data's, below it a lighter one.")
+        st.subheader("What each scheme would have done")
+        best = fits["best"]
+        wi = cached.whatif_view(trace, sel.schemes, sel.K, sel.H, tuple(view["stragglers"]), best,
+                                sel.budget * limits.WHATIF_BUDGET_FACTOR, sel.seed)
+        page.chart(wi["figure"], wi["rows"], "what-if",
+                   "Compare the i.i.d. fit's bars with the replay's: the difference is what the textbook model "
+                   "gets wrong about this cluster; when the trace has stragglers, the last two readings are what "
+                   "removing them buys.")
+        for s in wi["skipped"]:
+            st.caption(f"{s['reading']}: {s['why']}.")
+        if trace.m <= limits.TIMELINE_WORKERS_MAX:
+            st.download_button(f"Download {limits.PERFETTO_UPDATES} updates of sync replaying the trace "
+                               "(Perfetto / chrome://tracing JSON)",
+                               lambda: cached.replay_timeline_json(trace, limits.PERFETTO_UPDATES, sel.seed),
+                               file_name="distsgd-replay-timeline.json", mime="application/json", on_click="ignore")
+
+
+page.fragment(body, sel)
