@@ -73,6 +73,7 @@ PAGES = {
     "/timeline": ("timeline", "timeline"),
     "/local_sgd": ("local_sgd", "local sgd"),
     "/tradeoffs": ("tradeoffs", "trade-off"),
+    "/cluster": ("cluster", "your cluster"),
 }
 HOSTILE = "/?m=abc&lam=0&delay=nonsense&K=1000"
 COPIED = "/timeline?m=20&K=5&delay=exp&lam=2"
