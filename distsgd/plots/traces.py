@@ -27,25 +27,27 @@ def _ratio(trace: Trace) -> np.ndarray:
 
 def heatmap_figure(trace: Trace) -> go.Figure:
     """Worker × step heatmap of each time divided by its step's median (log colour scale around 1;
-    more than HEATMAP_MAX_STEPS steps are averaged in equal bins, and the title says so)."""
+    more than HEATMAP_MAX_STEPS steps are averaged in equal bins, and the title says so).  The x
+    axis counts the complete steps in order (the file's labels are in the hover)."""
     r = _ratio(trace)
     S = r.shape[1]
-    steps = np.asarray(trace.complete_steps, dtype=object)
+    first = np.arange(S)
     note = ""
     if S > HEATMAP_MAX_STEPS:
         edges = np.linspace(0, S, HEATMAP_MAX_STEPS + 1).astype(int)
         r = np.add.reduceat(r, edges[:-1], axis=1) / np.diff(edges)
-        steps = steps[edges[:-1]]
+        first = edges[:-1]
         note = f" (mean over bins of about {S / HEATMAP_MAX_STEPS:.3g} steps)"
+    labels = np.asarray(trace.complete_steps, dtype=object)[first]
     z = np.log2(np.clip(r, 1 / 16, 16))
-    fig = _figure(f"Each time ÷ its step's median{note}", "step (first of its bin)", "worker",
+    fig = _figure(f"Each time ÷ its step's median{note}", "complete step, in order", "worker",
                   height=max(320, min(900, 16 * trace.m + 160)),
-                  yaxis={"autorange": "reversed", "type": "category"}, xaxis={"type": "category"})
+                  yaxis={"autorange": "reversed", "type": "category"})
     fig.add_trace(go.Heatmap(
-        z=z, x=[str(s) for s in steps], y=[str(w) for w in trace.workers], zmid=0, zmin=-2, zmax=2,
-        colorscale="RdBu_r", customdata=r, hovertemplate="worker %{y}, step %{x}: %{customdata:.3g}× the median"
-        "<extra></extra>", colorbar={"title": {"text": "× median"}, "tickvals": [-2, -1, 0, 1, 2],
-                                     "ticktext": ["¼", "½", "1", "2", "4"]}))
+        z=z, x=first, y=[str(w) for w in trace.workers], zmid=0, zmin=-2, zmax=2, colorscale="RdBu_r",
+        customdata=np.broadcast_to(labels, r.shape), text=np.round(r, 3),
+        hovertemplate="worker %{y}, step %{customdata}: %{text}× the median<extra></extra>",
+        colorbar={"title": {"text": "× median"}, "tickvals": [-2, -1, 0, 1, 2], "ticktext": ["¼", "½", "1", "2", "4"]}))
     return fig
 
 
