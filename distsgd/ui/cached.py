@@ -38,11 +38,11 @@ from ..error import LearningRate, Problem
 from ..export import perfetto_trace
 from ..fit import fit_laws
 from ..montecarlo import sample_order_statistic, simulate_runtime, simulate_timeline
-from ..plots import traces as trace_plots
 from ..random import keyed
 from ..schemes import Scheme, make_scheme
 from ..traces import Trace
 from ..whatif import READINGS, what_if
+from . import trace_figures as trace_plots
 from . import views
 from .limits import (
     CACHE_MAX_ENTRIES,

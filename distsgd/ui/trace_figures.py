@@ -1,5 +1,6 @@
 """Figures of a measured trace (the "Your cluster" page): who is slow, the fitted laws, and what
-each scheme would have done on it (:mod:`distsgd.whatif`)."""
+each scheme would have done on it (:mod:`distsgd.whatif`).  Built with :mod:`distsgd.plots`'s
+theme and helpers; kept apart from it only for that module's length."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from ..plots import _arr, _figure, _hist, _label_colors
 from ..traces import Trace
-from . import _arr, _figure, _hist, _label_colors
 
 __all__ = ["heatmap_figure", "worker_box_figure", "qq_figure", "fit_histogram_figure", "whatif_figure",
            "HEATMAP_MAX_STEPS", "BOX_MAX_WORKERS"]

@@ -15,9 +15,9 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from ..delays import Delay
-from ..estimate import VALUE_KINDS
-from ..montecarlo import Timeline
+from .delays import Delay
+from .estimate import VALUE_KINDS
+from .montecarlo import Timeline
 
 __all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "error_figure", "delay_figure",
            "order_statistic_figure", "fanout_figure", "timeline_figure", "target_figure",
