@@ -23,6 +23,7 @@ tail); the same window search and Richardson levels.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from scipy import fft as sfft
@@ -98,32 +99,44 @@ def kbatch_sync_of_groups(groups: tuple[Group, ...], K: int, work: float) -> Est
     # about (K + m) jobs' worth of time at the total rate, plus the largest lower end per job
     m = sum(g.count for g in groups)
     guess = 2.0 * (K + m) / rate + max(float(g.delay.support[0]) for g in groups) * math.ceil(K / m)
+    return _integrate(lambda h, n, mode, budget: _below(groups, K, h, n, mode, budget), groups, guess, 256,
+                      N_COARSE, work, "k-batch-sync on groups", method,
+                      "P(T > t) does not fall below 1e-13 within 64 times the renewal scale (a heavy tail): no value")
+
+
+def _integrate(survival: Callable[[float, int, str, Budget], np.ndarray | None], groups: tuple[Group, ...],
+               guess: float, probe_points: int, coarse_points: int, work: float, what: str, method: str,
+               heavy: str) -> Estimate:
+    """∫_0^∞ of a survival function known on lattices (``survival(h, n, mode, budget)`` at ih for
+    i < n, job times rounded ``"up"`` or moment-matched ``"mm"``): the window from a rounded-up
+    pilot (where it falls below 1e-13, from ``guess``, doubling up to 64 times), then steps
+    window/``coarse_points``, halved and Richardson-extrapolated.  ``unavailable`` (saying
+    ``what``) over the work budget or when the pilot finds no end (``heavy``)."""
     budget = Budget(work)
     try:
         def probe(h: float, end: float) -> tuple[np.ndarray, int] | None:
-            p = _below(groups, K, h, npts(end, h), "up", budget)
+            p = survival(h, npts(end, h), "up", budget)
             return None if p is None else (p, 0)
 
-        pilot = search_window(probe, 0.0, guess, 64.0 * guess, lambda end: end / 256, 1e-13, 8)
+        pilot = search_window(probe, 0.0, guess, 64.0 * guess, lambda end: end / probe_points, 1e-13, 8)
         if pilot.failed:
-            return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
+            return unavailable(f"{what}: {method} exceeds the work budget")
         if not pilot.light:
-            return unavailable("k-batch-sync on groups: P(T > t) does not fall below 1e-13 within 64 times the "
-                               "renewal scale (a heavy tail): no value")
+            return unavailable(f"{what}: {heavy}")
         t_hi = pilot.end
-        h_c = t_hi / N_COARSE
+        h_c = t_hi / coarse_points
 
         def value_at(level: int) -> float | None:
             h = h_c / 2**level
-            p = _below(groups, K, h, npts(t_hi, h), "mm", budget)
+            p = survival(h, npts(t_hi, h), "mm", budget)
             return None if p is None else h * float(np.sum(p))
 
         # laws with atoms (a trace's times) off the lattice have no regular expansion in h
         res = extrapolate(value_at, MAX_LEVELS, smooth=all(g.delay.atoms is None for g in groups))
     except OverBudget:
-        return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
+        return unavailable(f"{what}: {method} exceeds the work budget")
     if res is None:
-        return unavailable(f"k-batch-sync on groups: {method} exceeds the work budget")
+        return unavailable(f"{what}: {method} exceeds the work budget")
     return Estimate(res.value, numeric_kind(res.value, res.error), method, error=res.error)
 
 
@@ -149,31 +162,10 @@ def local_sgd_of_groups(groups: tuple[Group, ...], H: int, work: float) -> Estim
     method = f"E[max_i S_i] = ∫(1 − Π_g G_g(x)^(n_g))dx, G_g the law of a sum of H = {H} (lattice FFT, Richardson)"
     if any(not math.isfinite(g.delay.mean) for g in groups):
         return unavailable("local SGD on groups: a group's E[X] is infinite")
-    top = max(H * g.delay.mean + 10.0 * math.sqrt(H * g.delay.var) for g in groups if math.isfinite(g.delay.var)) \
-        if all(math.isfinite(g.delay.var) for g in groups) else 4.0 * H * max(g.delay.mean for g in groups)
-    budget = Budget(work)
-    try:
-        def probe(h: float, end: float) -> tuple[np.ndarray, int] | None:
-            p = _max_of_sums_above(groups, H, h, npts(end, h), "up", budget)
-            return None if p is None else (p, 0)
-
-        pilot = search_window(probe, 0.0, top, 64.0 * top, lambda end: end / 512, 1e-13, 8)
-        if pilot.failed:
-            return unavailable(f"local SGD on groups: {method} exceeds the work budget")
-        if not pilot.light:
-            return unavailable("local SGD on groups: P(max S > x) does not fall below 1e-13 within the window "
-                               "(a heavy tail): no value")
-        t_hi = pilot.end
-        h_c = t_hi / (2 * N_COARSE)
-
-        def value_at(level: int) -> float | None:
-            h = h_c / 2**level
-            p = _max_of_sums_above(groups, H, h, npts(t_hi, h), "mm", budget)
-            return None if p is None else h * float(np.sum(p))
-
-        res = extrapolate(value_at, MAX_LEVELS, smooth=all(g.delay.atoms is None for g in groups))
-    except OverBudget:
-        return unavailable(f"local SGD on groups: {method} exceeds the work budget")
-    if res is None:
-        return unavailable(f"local SGD on groups: {method} exceeds the work budget")
-    return Estimate(res.value, numeric_kind(res.value, res.error), method, error=res.error)
+    if all(math.isfinite(g.delay.var) for g in groups):
+        top = max(H * g.delay.mean + 10.0 * math.sqrt(H * g.delay.var) for g in groups)
+    else:
+        top = 4.0 * H * max(g.delay.mean for g in groups)
+    return _integrate(lambda h, n, mode, budget: _max_of_sums_above(groups, H, h, n, mode, budget), groups, top,
+                      512, 2 * N_COARSE, work, "local SGD on groups", method,
+                      "P(max S > x) does not fall below 1e-13 within the window (a heavy tail): no value")
