@@ -59,12 +59,6 @@ UPDATES = Domain("updates", 1, limits.MAX_TRACE_VALUES, integer=True, doc="updat
 BUDGET = Domain("budget", 0.0, math.inf, low_open=True, doc="cost budget of one call (≈ ns)")
 
 
-
-def _check_model(scheme: object, delay: object) -> None:
-    check_scheme(scheme)
-    check_delay(delay)
-
-
 def _check_seed(seed: object) -> None:
     if not isinstance(seed, (np.random.Generator, np.random.SeedSequence)) and seed is not None:
         SEED.check(seed, "seed")

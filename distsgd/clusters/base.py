@@ -110,11 +110,6 @@ class Cluster(ABC):
         """E[T] per local step of local SGD when the kind knows it exactly by itself, else None."""
         return None
 
-    @property
-    def independent(self) -> bool:
-        """Every mini-batch independent of the others (no state): the kinds with ``groups``."""
-        return self.groups is not None
-
     @abstractmethod
     def worker_means(self) -> np.ndarray:
         """E[X_i], the long-run mean mini-batch time of each worker (m,)."""
