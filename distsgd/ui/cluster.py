@@ -12,11 +12,10 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import streamlit as st
 
 from ..examples import EXAMPLES, example_trace
-from ..params import ParameterError
 from ..traces import Trace, load_trace
 from . import state
 from .limits import TRACE_MAX_BYTES
-from .sidebar import CLUSTER_TRACE
+from .sidebar import CLUSTER_TRACE, read_upload
 
 __all__ = ["choose_trace", "use_cluster"]
 
@@ -37,13 +36,9 @@ def _columns(data: bytes, name: str) -> list[str]:
 
 
 def _parse(up: Any, mapping: dict[str, str] | None) -> tuple[Trace | None, str, list[str]]:
-    if up.size > TRACE_MAX_BYTES:
-        return None, f"trace: the file is larger than {TRACE_MAX_BYTES // 2**20} MiB", []
-    data = up.getvalue()
-    try:
-        return load_trace(data, mapping, name=up.name), "", []
-    except ParameterError as exc:
-        return None, str(exc), _columns(data, up.name)
+    """The trace, or None with why and (for a mapping) the file's columns."""
+    trace, why = read_upload(up, lambda u: load_trace(u.getvalue(), mapping, name=u.name), "trace: ")
+    return trace, why, ([] if trace is not None or up.size > TRACE_MAX_BYTES else _columns(up.getvalue(), up.name))
 
 
 def _uploaded() -> Trace | None:

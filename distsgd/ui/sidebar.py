@@ -6,6 +6,7 @@ Drawn by ``app.py`` on every page; returns a :class:`Selection` the pages read.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,21 +112,31 @@ DEFAULT_DELAY = Exponential(rate=1.0, shift=0.0)
 _TRACE = "_trace"  # session key of the parsed upload: (file id, Empirical or None, message)
 
 
-def _trace_uploaded() -> None:
-    """on_change of the uploader: parse the new file once (not on every rerun)."""
-    up = st.session_state.get("trace")
-    if up is None:
-        st.session_state.pop(_TRACE, None)
-        return
+def read_upload(up: Any, parse: Callable[[Any], Any], what: str = "") -> tuple[Any, str]:
+    """(the parsed upload, "") or (None, why): over TRACE_MAX_BYTES, or the ParameterError
+    ``parse`` raises (``what`` prefixes the size message)."""
     if up.size > TRACE_MAX_BYTES:
-        st.session_state[_TRACE] = (up.file_id, None, f"the file is larger than {TRACE_MAX_BYTES // 2**20} MiB")
-        return
+        return None, f"{what}the file is larger than {TRACE_MAX_BYTES // 2**20} MiB"
     try:
-        emp = Empirical.from_text(up.getvalue().decode("utf-8", errors="replace"), name=up.name)
+        return parse(up), ""
     except ParameterError as exc:
-        st.session_state[_TRACE] = (up.file_id, None, str(exc))
+        return None, str(exc)
+
+
+def _uploaded(widget: str, store: str, parse: Callable[[Any], Any], what: str = "") -> None:
+    """on_change of an uploader: parse the new file once (not on every rerun) into
+    ``st.session_state[store]`` = (file id, parsed or None, message); nothing when removed."""
+    up = st.session_state.get(widget)
+    if up is None:
+        st.session_state.pop(store, None)
         return
-    st.session_state[_TRACE] = (up.file_id, emp, "")
+    st.session_state[store] = (up.file_id, *read_upload(up, parse, what))
+
+
+def _trace_uploaded() -> None:
+    """on_change of the delay's uploader: the times as an empirical law."""
+    _uploaded("trace", _TRACE, lambda up: Empirical.from_text(up.getvalue().decode("utf-8", errors="replace"),
+                                                              name=up.name))
 
 
 def _trace_delay(where: Any) -> Delay:
@@ -154,21 +165,8 @@ CLUSTER_TRACE = "_cluster_trace"  # session key of the parsed per-worker trace: 
 
 
 def _cluster_trace_uploaded() -> None:
-    """on_change of the per-worker trace uploader: parse the new file once (not on every rerun)."""
-    up = st.session_state.get("cluster_trace")
-    if up is None:
-        st.session_state.pop(CLUSTER_TRACE, None)
-        return
-    if up.size > TRACE_MAX_BYTES:
-        st.session_state[CLUSTER_TRACE] = (up.file_id, None,
-                                            f"trace: the file is larger than {TRACE_MAX_BYTES // 2**20} MiB")
-        return
-    try:
-        t = load_trace(up.getvalue(), name=up.name)
-    except ParameterError as exc:
-        st.session_state[CLUSTER_TRACE] = (up.file_id, None, str(exc))
-        return
-    st.session_state[CLUSTER_TRACE] = (up.file_id, t, "")
+    """on_change of the per-worker trace uploader (Stragglers)."""
+    _uploaded("cluster_trace", CLUSTER_TRACE, lambda up: load_trace(up.getvalue(), name=up.name), "trace: ")
 
 
 def _stragglers(where: Any, delay: Delay) -> Stragglers:
