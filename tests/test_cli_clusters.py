@@ -10,6 +10,17 @@ import pytest
 
 from tests.test_cli import run
 
+
+def write_pai(path, t: np.ndarray, prefix: str):  # type: ignore[no-untyped-def]
+    """Times t[i, j] as Alibaba PAI's layout: an unnamed index column, then worker, gpu, time (the
+    step) and batch_time_norm (the duration), step by step; the path."""
+    lines = [",worker,gpu,time,batch_time_norm"]
+    for k, (j, i) in enumerate((j, i) for j in range(t.shape[1]) for i in range(t.shape[0])):
+        lines.append(f"{k},{prefix}{i},gpu{i},{j},{float(t[i, j])!r}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
 BASE = ("runtime", "--scheme", "k-sync", "--K", "5", "--iterations", "4000", "--seed", "3", "--json")
 
 
@@ -41,16 +52,8 @@ def test_an_iid_cluster_gives_the_numbers_of_the_plain_delay() -> None:
 def test_a_pai_shaped_trace_loads_with_the_documented_mapping(tmp_path) -> None:
     """Alibaba PAI's layout: `,worker,gpu,time,batch_time_norm`; replay sync is exactly the mean
     over the steps of the slowest worker's time (computed here)."""
-    rng = np.random.default_rng(4)
-    t = rng.uniform(100, 900, (4, 30))
-    lines = [",worker,gpu,time,batch_time_norm"]
-    k = 0
-    for j in range(30):
-        for i in range(4):
-            lines.append(f"{k},w{i},gpu{i},{j},{float(t[i, j])!r}")
-            k += 1
-    path = tmp_path / "pai.csv"
-    path.write_text("\n".join(lines) + "\n")
+    t = np.random.default_rng(4).uniform(100, 900, (4, 30))
+    path = write_pai(tmp_path / "pai.csv", t, "w")
     code, out, err = run("runtime", "--scheme", "sync", "--trace", str(path), "--trace-columns",
                          "worker=worker,step=time,duration=batch_time_norm", "--iterations", "300", "--seed", "1",
                          "--json")

@@ -19,24 +19,13 @@ from scipy import integrate, stats
 from distsgd import make_scheme, parse_delay
 from tests.reference import cluster_jobs as cj
 from tests.reference import simpy_models as sm
+from tests.test_reference_models import assert_within, iid_ci
 
 TOL = 4.0  # half-widths
 
 
 def rng(seed: int) -> np.random.Generator:
     return np.random.default_rng(seed)
-
-
-def iid_ci(x: np.ndarray) -> tuple[float, float]:
-    x = np.asarray(x, dtype=float)
-    return float(x.mean()), float(1.96 * x.std(ddof=1) / math.sqrt(x.size))
-
-
-def assert_within(est: tuple[float, float], truth: float, what: str = "") -> None:
-    mean, half = est
-    assert abs(mean - truth) <= TOL * half, (
-        f"{what}: {mean:.6g} ± {half:.3g} vs theory {truth:.6g} "
-        f"({abs(mean - truth) / half:.2f} half-widths)")
 
 
 def expon(rate: float = 1.0, shift: float = 0.0, s: float = 1.0):

@@ -15,6 +15,7 @@ from distsgd.delays import parse_delay
 from distsgd.fit import SUBSAMPLE, fit_laws, fit_report
 from distsgd.traces import load_trace
 from tests.test_cli import run
+from tests.test_cli_clusters import write_pai
 
 KEYS = {"workers", "steps", "dropped_steps", "duplicates", "per_worker", "stragglers", "fits"}
 WORKER_KEYS = {"worker", "mean", "median", "slowdown", "straggler", "from_step"}
@@ -248,13 +249,7 @@ def test_cli_fit_reads_a_pai_shaped_trace_with_the_documented_mapping(tmp_path) 
     rng = np.random.default_rng(10)
     t = rng.uniform(100, 140, (6, 40))
     t[2] *= 1.5
-    lines, k = [",worker,gpu,time,batch_time_norm"], 0
-    for j in range(40):
-        for i in range(6):
-            lines.append(f"{k},worker{i},gpu{i},{j},{float(t[i, j])!r}")
-            k += 1
-    path = tmp_path / "pai.csv"
-    path.write_text("\n".join(lines) + "\n")
+    path = write_pai(tmp_path / "pai.csv", t, "worker")
     code, out, err = run("fit", "--trace", str(path), "--trace-columns",
                          "worker=worker,step=time,duration=batch_time_norm", "--json")
     assert code == 0, err
