@@ -53,6 +53,8 @@ from distsgd.montecarlo import simulation_cost
 from distsgd.params import ParameterError
 from distsgd.schemes import Scheme
 
+from .bench_runtime import proc_status_bytes, reset_peak_rss
+
 try:
     import resource
 except ImportError:  # pragma: no cover - not on Windows
@@ -116,27 +118,6 @@ def numba_version() -> str:
     return str(numba.__version__)
 
 
-def _proc_status_bytes(name: str) -> int | None:
-    try:
-        with open("/proc/self/status", encoding="ascii") as fh:
-            for line in fh:
-                if line.startswith(name + ":"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def _reset_peak_rss() -> bool:
-    """Reset the kernel's peak-RSS mark (VmHWM) of this process to its current RSS (Linux ≥ 4.0)."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
-            fh.write("5")
-        return True
-    except OSError:
-        return False
-
-
 def max_rss() -> int | None:
     """The process's max RSS so far, ``resource.getrusage(RUSAGE_SELF).ru_maxrss`` in bytes."""
     if resource is None:
@@ -148,11 +129,11 @@ def max_rss() -> int | None:
 def timed_call(fn: Callable[[], object]) -> tuple[float, int | None, object]:
     """Wall time of one call, the growth of the peak RSS during it (None where VmHWM cannot be
     reset), and its result."""
-    rss0 = _proc_status_bytes("VmRSS") if _reset_peak_rss() else None
+    rss0 = proc_status_bytes("VmRSS") if reset_peak_rss() else None
     t = time.perf_counter()
     out = fn()
     el = time.perf_counter() - t
-    hwm = _proc_status_bytes("VmHWM")
+    hwm = proc_status_bytes("VmHWM")
     return el, (None if rss0 is None or hwm is None else max(0, hwm - rss0)), out
 
 

@@ -366,7 +366,8 @@ MEMORY_M = 10_000
 MEMORY_DELAY = "lognormal(mu=0, sigma=0.5)"
 
 
-def _proc_status_kb(field: str) -> int | None:
+def proc_status_bytes(field: str) -> int | None:
+    """A memory field of /proc/self/status (VmRSS, VmHWM, …) in bytes; None where there is none."""
     try:
         with open("/proc/self/status", encoding="ascii") as fh:
             for line in fh:
@@ -377,7 +378,7 @@ def _proc_status_kb(field: str) -> int | None:
     return None
 
 
-def _reset_peak_rss() -> bool:
+def reset_peak_rss() -> bool:
     """Reset the kernel's peak-RSS mark of this process to its current RSS (Linux ≥ 4.0)."""
     try:
         with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
@@ -390,7 +391,7 @@ def _reset_peak_rss() -> bool:
 def _peak_rss_bytes() -> int | None:
     """Peak RSS of this process's address space (VmHWM).  Unlike ru_maxrss it is not
     inherited from the parent across fork + exec, so a spawned probe measures itself."""
-    hwm = _proc_status_kb("VmHWM")
+    hwm = proc_status_bytes("VmHWM")
     if hwm is not None or resource is None:
         return hwm
     r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -402,8 +403,8 @@ def memory_probe(name: str, kw: dict, iterations: int) -> dict:
     scheme = make_scheme(name, MEMORY_M, **kw)
     delay = parse_delay(MEMORY_DELAY)
     simulate_runtime(scheme, delay, 2, seed=0)  # import/first-call costs outside the measurement
-    _reset_peak_rss()
-    rss0 = _proc_status_kb("VmRSS") if _proc_status_kb("VmRSS") is not None else _peak_rss_bytes()
+    reset_peak_rss()
+    rss0 = proc_status_bytes("VmRSS") if proc_status_bytes("VmRSS") is not None else _peak_rss_bytes()
     tracemalloc.start()
     t = time.perf_counter()
     try:
