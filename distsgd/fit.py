@@ -144,6 +144,12 @@ def _rule_shift(d: _Data) -> float:
 _RULE = "shift = min − first gap (no interior maximum: the likelihood grows without bound as the shift → min)"
 
 
+def _positive_shift(loc: float) -> None:
+    """A fitted shift must be > 0: otherwise the best shift ≥ 0 is 0, which the unshifted fit is."""
+    if not loc > 0:
+        raise _NoFit(f"the MLE of the shift is {loc:.4g} ≤ 0: the best shift ≥ 0 is 0, the unshifted fit")
+
+
 def _exp(d: _Data, shifted: bool) -> _Raw:
     if shifted:
         loc, scale = stats.expon.fit(d.x)
@@ -156,8 +162,7 @@ def _exp(d: _Data, shifted: bool) -> _Raw:
 def _pareto(d: _Data, shifted: bool) -> _Raw:
     if shifted:
         alpha, loc, xm = stats.pareto.fit(d.x)
-        if not loc > 0:
-            raise _NoFit(f"the MLE of the shift is {loc:.4g} ≤ 0: the best shift ≥ 0 is 0, the unshifted fit")
+        _positive_shift(loc)
         return _Raw({"xm": xm, "alpha": alpha, "shift": loc}, 3, "shift and x_m by scipy's MLE (shift + x_m = min)",
                     down=("xm", "shift"), units={"xm": d.spread, "shift": d.spread})
     alpha, _, xm = stats.pareto.fit(d.x, floc=0)
@@ -169,8 +174,7 @@ def _lognormal(d: _Data, shifted: bool) -> _Raw:
     loc, fixed = 0.0, "loc = 0"
     if shifted:
         _, loc, _ = stats.lognorm.fit(d.x)
-        if not loc > 0:
-            raise _NoFit(f"the MLE of the shift is {loc:.4g} ≤ 0: the best shift ≥ 0 is 0, the unshifted fit")
+        _positive_shift(loc)
         fixed = "shift = scipy's MLE (the interior maximum of the likelihood)"
         if loc >= d.min - 8 * np.spacing(d.min):  # scipy's answer when there is no interior maximum
             loc, fixed = _rule_shift(d), _RULE
@@ -184,8 +188,7 @@ def _weibull(d: _Data, shifted: bool) -> _Raw:
     loc, fixed = 0.0, "loc = 0"
     if shifted:
         shape, loc, _ = stats.weibull_min.fit(d.sub)
-        if not loc > 0:
-            raise _NoFit(f"the MLE of the shift is {loc:.4g} ≤ 0: the best shift ≥ 0 is 0, the unshifted fit")
+        _positive_shift(loc)
         fixed = "shift = scipy's MLE"
         if shape <= 1 or loc >= d.min:
             loc, fixed = _rule_shift(d), _RULE
