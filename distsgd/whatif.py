@@ -21,8 +21,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
 from .analytic import expected_runtime
 from .clusters import Cluster, make_cluster
 from .delays import Delay
@@ -109,13 +107,3 @@ def what_if(trace: Trace, schemes: Sequence[str], K: int, H: int, *, stragglers:
         rows.append(row)
     return rows, skipped
 
-
-def best(rows: Sequence[dict[str, Any]], reading: str) -> dict[str, Any] | None:
-    """The scheme with the smallest E[T] in one reading (analytic where exact or numerical, else
-    the Monte Carlo mean); None when no row has a value."""
-    def value(r: dict[str, Any]) -> float:
-        v = r["analytic"] if r["kind"] in ("exact", "numerical") else r.get("mc_mean")
-        return np.inf if v is None else float(v)
-
-    cands = [r for r in rows if r["reading"] == reading and np.isfinite(value(r))]
-    return min(cands, key=value) if cands else None
