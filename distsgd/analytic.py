@@ -24,8 +24,8 @@ import warnings
 import numpy as np
 
 from . import limits
-from .clusters import Cluster, as_cluster
-from .delays import Delay, check_delay
+from .clusters import Cluster, as_source
+from .delays import Delay
 from .estimate import KINDS, REL_TOL, VALUE_KINDS, Estimate
 from .orderstats import (
     order_statistic_cdf,
@@ -67,15 +67,10 @@ def expected_runtime(scheme: Scheme, delay: Delay | Cluster, work: float | None 
     reason in ``method``).
     """
     check_scheme(scheme)
-    cluster = None if isinstance(delay, Delay) else as_cluster(delay, scheme.m)
-    if cluster is not None and cluster.iid_delay is not None:
-        delay, cluster = cluster.iid_delay, None
-    if cluster is None:
-        check_delay(delay)
+    source = as_source(delay, scheme.m)
     budget = limits.ANALYTIC_WORK if work is None else WORK.check(work, "work")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        if cluster is not None:
-            return scheme.cluster_runtime(cluster, budget)
-        assert isinstance(delay, Delay)
-        return scheme.expected_runtime(delay, budget)
+        if isinstance(source, Cluster):
+            return scheme.cluster_runtime(source, budget)
+        return scheme.expected_runtime(source, budget)

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .analytic import expected_runtime
-from .clusters import Cluster, make_cluster
+from .clusters import Cluster, as_source, make_cluster
 from .delays import Delay
 from .error import (
     GAMMA,
@@ -135,8 +135,7 @@ def _model(args: argparse.Namespace) -> tuple[Scheme, Delay | Cluster, Cluster]:
     numbers as without a cluster), else the cluster."""
     cluster = _cluster(args)
     scheme = make_scheme(args.scheme, cluster.m, K=args.K, H=args.H, comm_delay=args.comm_delay)
-    one = cluster.iid_delay
-    return scheme, (cluster if one is None else one), cluster
+    return scheme, as_source(cluster, cluster.m), cluster
 
 
 def _delay_text(cluster: Cluster) -> str | None:

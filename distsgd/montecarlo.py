@@ -30,8 +30,8 @@ import numpy as np
 
 from . import limits
 from . import random as _random
-from .clusters import Cluster, as_cluster
-from .delays import Delay, check_delay
+from .clusters import Cluster, as_source
+from .delays import Delay
 from .engines import clusters as cluster_engine
 from .engines.batchmeans import MAX_KEPT_TIMES, cv2, layout, t95, warmup
 from .engines.renewal import UpdateTrace
@@ -215,10 +215,9 @@ def iteration_cost(scheme: Scheme, delay: Delay | Cluster | None = None, replica
     refines it where the engine depends on the law (local SGD with exponential delays samples
     a Gamma order statistic).  On a cluster that is not i.i.d., :meth:`Scheme.cluster_cost`."""
     if isinstance(delay, Cluster):
-        one = delay.iid_delay
-        if one is None:
+        delay = as_source(delay, delay.m)
+        if isinstance(delay, Cluster):
             return scheme.cluster_cost(delay, replicas)
-        delay = one
     return scheme.iteration_cost(delay, replicas)
 
 
@@ -228,11 +227,10 @@ def simulation_cost(scheme: Scheme, iterations: int, delay: Delay | Cluster | No
     first; pass ``delay``: very variable laws need a longer one).  On a cluster, its layout
     (batches spanning its memory) at :meth:`Scheme.cluster_cost`."""
     if isinstance(delay, Cluster):
-        one = delay.iid_delay
-        if one is None:
+        delay = as_source(delay, delay.m)
+        if isinstance(delay, Cluster):
             R, w, n, _ = _cluster_layout(scheme, delay, iterations)
             return scheme.cluster_cost(delay, R) * R * (w + n)
-        delay = one
     if scheme.renewal:
         R, w, n, _ = _layout(scheme, iterations, delay)
         return scheme.iteration_cost(delay, R) * R * (w + n)
@@ -323,12 +321,7 @@ def _source(scheme: Scheme, delay: object) -> Delay | Cluster:
     """The API's ``delay`` argument, checked: a Delay (an i.i.d. cluster's one law too), or a
     cluster of ``scheme.m`` workers that is not i.i.d."""
     check_scheme(scheme)
-    if isinstance(delay, Delay):
-        check_delay(delay)
-        return delay
-    cluster = as_cluster(delay, scheme.m)
-    one = cluster.iid_delay
-    return cluster if one is None else one
+    return as_source(delay, scheme.m)
 
 
 def _t_interval(x: np.ndarray) -> tuple[float, float, float]:

@@ -23,7 +23,7 @@ from .kinds import IID, Groups, Markov, Static
 from .trace import TRACE_MODES, TraceCluster
 
 __all__ = ["Cluster", "Group", "IID", "Static", "Groups", "Markov", "TraceCluster", "Stragglers", "make_cluster",
-           "parse_workers", "at_m",
+           "parse_workers", "at_m", "as_source",
            "as_cluster", "M", "SLOW", "SLOWDOWN", "SLOW_FRACTION", "PERSISTENCE", "KINDS", "TRACE_MODES"]
 
 KINDS = ("iid", "static", "groups", "markov", "trace")
@@ -155,6 +155,19 @@ def as_cluster(delay_or_cluster: Any, m: int) -> Cluster:
     return c
 
 
+def as_source(delay_or_cluster: Any, m: int) -> Delay | Cluster:
+    """What m workers draw from, for every entry point: a Delay (checked) as it is; a cluster of
+    m workers (:func:`as_cluster`'s checks), or its one law when every mini-batch of every worker
+    is i.i.d. (b = 0, s = 1, π = 0, one group, a pooled trace): the i.i.d. engines and formulas
+    then give the very same numbers."""
+    if isinstance(delay_or_cluster, Delay):
+        check_delay(delay_or_cluster)
+        return delay_or_cluster
+    c = as_cluster(delay_or_cluster, m)
+    one = c.iid_delay
+    return c if one is None else one
+
+
 STRAGGLER_KINDS = ("none", "static", "markov", "trace")
 
 
@@ -199,8 +212,7 @@ class Stragglers:
             c = Markov(self.delay, m, self.slow_fraction, self.persistence, self.slowdown)
         else:
             c = make_cluster(trace=self.trace, trace_mode=self.trace_mode, m=m)
-        one = c.iid_delay
-        return c if one is None else one
+        return as_source(c, m)
 
     @property
     def key(self) -> str:
