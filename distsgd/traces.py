@@ -43,11 +43,11 @@ import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
-from scipy import ndimage
 
 from . import limits
 from .delays.empirical import TRACE_TIME
 from .params import Domain, ParameterError
+from .slowdown import first_slow_window, ratios
 
 __all__ = ["Trace", "load_trace", "trace_from_times", "NAMES", "THRESHOLD", "WINDOW_FRACTION"]
 
@@ -117,14 +117,16 @@ class Trace:
         w = max(1, ⌊C/10⌋) consecutive complete steps (C of them, in step order), the window's
         slowdown is the median of the worker's w ratios in it; if one is ≥ ``threshold`` the
         worker is an emerging straggler and ``from_step`` is the label of the first step of the
-        first such window (it may have recovered since).
+        first such window (it may have recovered since) — if that window also holds more ratios
+        ≥ ``threshold`` than chance gives a worker like the others
+        (:func:`distsgd.slowdown.chance_counts`), so that noise alone does not make one.
         """
         thr, n = float(THRESHOLD.check(threshold)), self.times.shape[1]
         slow, first = np.full(self.m, np.nan), np.full(self.m, -1)
         if n and self.m:
-            ratio = self.times / np.median(self.times, axis=0)
+            ratio = ratios(self.times)
             slow = np.median(ratio, axis=1)
-            first = _first_slow_window(ratio, max(1, int(n * WINDOW_FRACTION)), thr)
+            first = first_slow_window(ratio, max(1, int(n * WINDOW_FRACTION)), thr)
         out = []
         for i, (worker, v) in enumerate(zip(self.workers, self.per_worker, strict=True)):
             persistent, emerging = bool(slow[i] >= thr), bool(slow[i] < thr and first[i] >= 0)
@@ -137,22 +139,6 @@ class Trace:
     def stragglers(self, threshold: float = 1.2) -> list[str]:
         """Ids of the workers :meth:`summary` flags, persistent or emerging."""
         return [row["worker"] for row in self.summary(threshold) if row["straggler"]]
-
-
-def _first_slow_window(ratio: np.ndarray, w: int, thr: float) -> np.ndarray:
-    """Per row, the start of the first window of w columns whose median is ≥ thr, else −1.  With c
-    = #(ratios ≥ thr) in the window (cumulative sums), the median is ≥ thr when c > w/2, < thr when
-    c < w/2, and for even w and c = w/2 the mean of the largest ratio < thr and the smallest ≥ thr."""
-    ge = ratio >= thr
-    cum: np.ndarray = np.pad(np.cumsum(ge, axis=1), ((0, 0), (1, 0)))  # [:, j]: #(ratios ≥ thr) in columns < j
-    count = cum[:, w:] - cum[:, :-w]
-    hit = count > w // 2
-    if w % 2 == 0:
-        n, at = count.shape[1], -(w // 2)  # origin: output j is the window [j, j + w)
-        below = ndimage.maximum_filter1d(np.where(ge, -np.inf, ratio), w, axis=1, origin=at)[:, :n]
-        above = ndimage.minimum_filter1d(np.where(ge, ratio, np.inf), w, axis=1, origin=at)[:, :n]
-        hit |= (count == w // 2) & ((below + above) / 2 >= thr)
-    return np.where(hit.any(axis=1), hit.argmax(axis=1), -1)
 
 
 def _error(shown: str, message: str) -> ParameterError:

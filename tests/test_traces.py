@@ -13,9 +13,11 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 from distsgd import limits
 from distsgd.params import ParameterError
+from distsgd.slowdown import first_slow_window
 from distsgd.traces import Trace, load_trace, trace_from_times
 
 
@@ -385,24 +387,47 @@ def test_windows_follow_step_order_not_file_order():
     assert load_trace(long_csv(rows).encode()).summary()[3]["from_step"] == "56"
 
 
-def brute_first_window(times, threshold):
-    """The definition, step by step: the first window of ⌊C/10⌋ (≥ 1) steps whose median ratio ≥ threshold."""
+def brute_first_window(times, threshold, alpha=0.01):
+    """The definition, step by step: the first window of ⌊C/10⌋ (≥ 1) steps whose median ratio ≥
+    threshold and whose number of ratios ≥ threshold is improbable (P ≤ alpha/(m·windows)) for a
+    Binomial(w, p) count, p the fraction of ratios ≥ threshold of the other workers whose median
+    ratio is below it."""
     ratio = times / np.median(times, axis=0)
-    C = times.shape[1]
+    m, C = times.shape
     w = max(1, C // 10)
+    windows = C - w + 1
     out = []
-    for row in ratio:
-        starts = [j for j in range(C - w + 1) if np.median(row[j:j + w]) >= threshold]
+    for i, row in enumerate(ratio):
+        others = [r for k, r in enumerate(ratio) if k != i and np.median(r) < threshold]
+        p = float(np.mean(np.array(others) >= threshold)) if others else 0.0
+        starts = [j for j in range(windows) if np.median(row[j:j + w]) >= threshold
+                  and stats.binom.sf(np.sum(row[j:j + w] >= threshold) - 1, w, p) <= alpha / (m * windows)]
         out.append(starts[0] if starts else None)
     return out
 
 
 @pytest.mark.parametrize("steps", [7, 20, 37, 60, 101])
-def test_the_vectorised_windows_agree_with_the_definition(steps):
+def test_the_vectorised_window_medians_agree_with_the_definition(steps):
     rng = np.random.default_rng(steps)
     # small integers make ties at the threshold (window medians exactly equal to it) common
     times = rng.integers(1, 5, size=(6, steps)).astype(float)
+    ratio = times / np.median(times, axis=0)
+    for threshold in (1.0, 1.2, 1.5, 2.0):  # alpha = inf: the median rule alone
+        first = first_slow_window(ratio, max(1, steps // 10), threshold, alpha=np.inf)
+        assert [None if f < 0 else int(f) for f in first] == brute_first_window(times, threshold, alpha=np.inf)
+
+
+@pytest.mark.parametrize("steps", [7, 20, 37, 60, 101])
+@pytest.mark.parametrize("quiet", [0, 4])
+def test_the_summary_agrees_with_the_definition(steps, quiet):
+    """With ``quiet`` workers at a constant time the others' noise is rarer, so the chance guard
+    lets the slowing worker through; without, it holds most windows back: both sides are exercised."""
+    rng = np.random.default_rng(steps)
+    times = rng.integers(1, 5, size=(6, steps)).astype(float)
+    times[:quiet] = 2.0
+    times[5] = np.where(np.arange(steps) < 2 * steps // 3, 2.0, 4.0)  # a worker that slows down
     t = trace_from_times(times)
+    flagged = 0
     for threshold in (1.0, 1.2, 1.5, 2.0):
         ratio = times / np.median(times, axis=0)
         persistent = np.median(ratio, axis=1) >= threshold
@@ -411,6 +436,31 @@ def test_the_vectorised_windows_agree_with_the_definition(steps):
             expected = None if persistent[i] or first[i] is None else str(first[i] + 1)
             assert row["from_step"] == expected
             assert row["straggler"] == bool(persistent[i] or first[i] is not None)
+            flagged += expected is not None
+    assert quiet == 0 or steps < 60 or flagged > 0  # below 60 steps (w < 6) no window is improbable enough
+
+
+@pytest.mark.parametrize("sigma", [0.3, 0.6, 1.0])
+def test_noise_alone_makes_no_emerging_straggler(sigma):
+    """200 exchangeable lognormal workers × 400 steps: the bare window rule flags many workers
+    (a window median of 40 noisy ratios reaches 1.2 by chance); the chance guard flags none."""
+    rng = np.random.default_rng(7)
+    times = rng.lognormal(0.0, sigma, size=(200, 400))
+    ratio = times / np.median(times, axis=0)
+    bare = first_slow_window(ratio, 40, 1.2, alpha=np.inf)
+    assert np.sum(bare >= 0) > 5  # the problem the guard solves
+    assert trace_from_times(times).stragglers() == []
+
+
+def test_a_real_emerging_straggler_is_still_found_in_noise():
+    rng = np.random.default_rng(8)
+    times = rng.lognormal(0.0, 0.3, size=(200, 400))
+    times[17, 250:] *= 1.6  # from step 251 (labels count from 1)
+    t = trace_from_times(times)  # workers "1", "2", …: row 17 is "18"
+    row = t.summary()[17]
+    assert row["straggler"] and row["slowdown"] < 1.2
+    assert abs(int(row["from_step"]) - 251) <= 40  # within the 10% window
+    assert t.stragglers() == ["18"]
 
 
 @pytest.mark.parametrize("threshold", [0.5, 0.999, 101, float("nan"), "abc", None])
