@@ -13,7 +13,11 @@ Carlo side by side:
 
 Each row says which reading it is, the scheme and its parameters, the analytic value and kind
 and the Monte Carlo mean with its 95% interval; a reading that does not apply (no straggler,
-fewer than two workers left) is left out with the reason in ``skipped``.
+fewer than two workers left) is left out with the reason in ``skipped``.  With a ``problem`` and
+a target ``eps``, each row also has the time the error bound of §3 takes to reach ε,
+t* = J(ε) · E[T] per update (:func:`distsgd.error.bound_time_to_target`): J(ε) depends on the
+scheme and the problem only, so the readings differ by their E[T] (and, for the asynchronous
+schemes, by the measured fraction of fresh gradients p₀).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from typing import Any
 from .analytic import expected_runtime
 from .clusters import Cluster, make_cluster
 from .delays import Delay
+from .error import Problem, bound_time_to_target
+from .estimate import VALUE_KINDS, Estimate
 from .montecarlo import simulate_runtime, simulation_cost
 from .params import ParameterError
 from .random import keyed
@@ -69,13 +75,17 @@ def _sources(trace: Trace, stragglers: Sequence[str], fit: Delay | None
 
 def what_if(trace: Trace, schemes: Sequence[str], K: int, H: int, *, stragglers: Sequence[str] = (),
             fit: Delay | None = None, budget: float = 3e8, seed: int = 0, iterations: int = 20_000,
-            analytic_work: float = 3e7) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
-    """Rows (reading × scheme: analytic and Monte Carlo E[T]) and the skipped readings.
+            analytic_work: float = 3e7, problem: Problem | None = None, eps: float | None = None,
+            gamma: float = 0.5) -> tuple[list[dict[str, Any]], list[dict[str, str]]]:
+    """Rows (reading × scheme: analytic and Monte Carlo E[T], and with ``problem`` and ``eps``
+    the bound's time to ε) and the skipped readings.
 
     ``stragglers`` are worker ids of the trace (its summary's); ``fit`` the law of the i.i.d.
     reading (e.g. the best fit of :func:`distsgd.fit.fit_laws`).  Each point's Monte Carlo run
     is at most ``iterations`` and its predicted cost at most ``budget`` / points (cost units
-    ≈ ns); a point beyond it has its analytic value only."""
+    ≈ ns); a point beyond it has its analytic value only.  The time to ε uses the analytic E[T]
+    when it is exact or numerical, else the Monte Carlo mean; ``gamma`` is the staleness factor
+    of the asynchronous bound, p₀ the run's fraction of fresh gradients."""
     if trace.layout == "column" or trace.times.shape[1] == 0:
         raise ParameterError("trace", "what-if needs per-worker times at complete steps (a worker column)")
     plan: list[tuple[str, Scheme, Delay | Cluster]] = []
@@ -89,21 +99,58 @@ def what_if(trace: Trace, schemes: Sequence[str], K: int, H: int, *, stragglers:
                 plan.append((reading, make_scheme("k-sync", m, K=m - len(stragglers)), src))
             continue
         plan += [(reading, _scheme(name, m, K, H), src) for name in schemes]
-    share = budget / max(1, len(plan))
+    runs = _iterations(plan, budget, iterations)
     rows = []
-    for reading, s, src in plan:
+    for (reading, s, src), n in zip(plan, runs, strict=True):
         est = expected_runtime(s, src, work=analytic_work)
         row: dict[str, Any] = {"reading": reading, "scheme": s.name, "label": s.label, "m": s.m,
                                "K": getattr(s, "K", None), "H": getattr(s, "H", None),
                                "analytic": est.value, "kind": est.kind, "method": est.method}
-        n = iterations  # the longest run within this point's share (a run has a minimum length)
-        while n > 300 and simulation_cost(s, n, src) > share:
-            n //= 2
-        if simulation_cost(s, n, src) <= share:
+        mc = None
+        if n:
             mc = simulate_runtime(s, src, n, seed=keyed(seed, "what-if", reading, s.label), keep_times=False)
             row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1], mc_iterations=mc.iterations)
         else:
             row["mc_skipped"] = "over this table's Monte Carlo budget"
+        if problem is not None and eps is not None:
+            row.update(_target(s, src, est, mc, problem, eps, gamma))
         rows.append(row)
     return rows, skipped
+
+
+def _iterations(plan: Sequence[tuple[str, Scheme, Delay | Cluster]], budget: float, most: int) -> list[int]:
+    """Each point's run length (0: not simulated).  Cheapest first, each point gets the budget
+    left over divided by the points left, and runs the longest it can within that (halving from
+    ``most`` down to 300 iterations; a replay's length is fixed by its trace), so what a cheap
+    point does not use goes to the dearer ones and the total stays within ``budget``."""
+    def fit(i: int, share: float) -> tuple[int, float]:
+        s, src = plan[i][1], plan[i][2]
+        n = most
+        while n > 300 and simulation_cost(s, n, src) > share:
+            n //= 2
+        cost = simulation_cost(s, n, src)
+        return (n, cost) if cost <= share else (0, 0.0)
+
+    floor = [simulation_cost(s, 300, src) for _, s, src in plan]
+    runs, left = [0] * len(plan), budget
+    for k, i in enumerate(sorted(range(len(plan)), key=floor.__getitem__)):
+        runs[i], cost = fit(i, left / (len(plan) - k))
+        left -= cost
+    return runs
+
+
+def _target(s: Scheme, src: Delay | Cluster, est: Estimate, mc: Any, problem: Problem, eps: float,
+            gamma: float) -> dict[str, Any]:
+    """The bound's time to ε on E[T] (analytic when it is the value, else the Monte Carlo mean)."""
+    if est.kind in VALUE_KINDS or est.kind == "infinite":
+        runtime = est
+    elif mc is not None:
+        runtime = Estimate(mc.mean, "approximation", "Monte Carlo mean")
+    else:
+        return {"target_time": None, "target_source": "E[T] unknown (not simulated)"}
+    p0 = None if s.fresh or mc is None else mc.fresh_fraction
+    if not s.fresh and p0 is None:
+        return {"target_time": None, "target_source": "p₀ unknown (not simulated)"}
+    t = bound_time_to_target(s, src, problem, eps, gamma, p0, runtime=runtime)
+    return {"target_time": t.value, "target_source": t.source, "target_p0": p0}
 

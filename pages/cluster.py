@@ -39,7 +39,7 @@ def body(sel: sidebar.Selection) -> None:
         slow = [r for r in view["summary"] if r["straggler"]]
         if not slow:
             st.markdown(f"No worker's slowdown reaches {threshold:g}, over the whole trace or over a window of 10% "
-                        "of its steps.")
+                        "of its steps by more than chance.")
         page.table([{"worker": r["worker"], "slowdown": r["slowdown"], "mean": r["mean"], "median": r["median"],
                      "since step": r["from_step"] if r["from_step"] is not None else "the start (persistent)"}
                     for r in slow] or view["summary"][:0])
@@ -55,13 +55,18 @@ def body(sel: sidebar.Selection) -> None:
                        "the measured ones; points above it at the right end mean a fitted tail heavier than the "
                        "data's, below it a lighter one.")
         st.subheader("What each scheme would have done")
-        best = fits["best"]
-        wi = cached.whatif_view(trace, sel.schemes, sel.K, sel.H, tuple(view["stragglers"]), best,
-                                sel.budget * limits.WHATIF_BUDGET_FACTOR, sel.seed)
-        page.chart(wi["figure"], wi["rows"], "what-if",
-                   "Compare the i.i.d. fit's bars with the replay's: the difference is what the textbook model "
-                   "gets wrong about this cluster; when the trace has stragglers, the last two readings are what "
-                   "removing them buys.")
+        with st.expander("The problem for the time to ε (shared with the Error pages)", expanded=False):
+            problem = sidebar.problem_controls()
+            c1, c2 = st.columns(2)
+            eps = sidebar.number("eps", c1, slider=False)
+            gamma = sidebar.number("gamma", c2, help="staleness factor of the bound for the asynchronous schemes")
+        wi = cached.whatif_view(trace, sel.schemes, sel.K, sel.H, tuple(view["stragglers"]), fits["best"],
+                                sel.budget * limits.WHATIF_BUDGET_FACTOR, sel.seed, problem, float(eps), float(gamma))
+        page.chart(wi["figure"], wi["rows"], "what-if", wi["notice"])
+        page.table(wi["table"])
+        st.caption(f"Time to ε = {eps:g}: the error bound's iterations J(ε) times E[T] per update — the same J for "
+                   "every reading of one scheme, so the readings differ as their E[T] do (and, asynchronous, by the "
+                   "measured fraction of fresh gradients).")
         for s in wi["skipped"]:
             st.caption(f"{s['reading']}: {s['why']}.")
         if trace.m <= limits.TIMELINE_WORKERS_MAX:

@@ -42,8 +42,8 @@ from ..random import keyed
 from ..schemes import Scheme, make_scheme
 from ..traces import Trace
 from ..whatif import READINGS, what_if
+from . import claims, views
 from . import trace_figures as trace_plots
-from . import views
 from .limits import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
@@ -328,13 +328,15 @@ def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
 
 @st.cache_resource(**_VIEW)
 def whatif_view(trace: Trace, schemes: tuple[str, ...], K: int, H: int, stragglers: tuple[str, ...],
-                fit: str | None, budget: float, seed: int) -> dict[str, Any]:
-    """The what-if rows (:func:`distsgd.whatif.what_if`, the i.i.d. reading from the fit's spec)
-    and their chart."""
+                fit: str | None, budget: float, seed: int, problem: Problem, eps: float, gamma: float
+                ) -> dict[str, Any]:
+    """The what-if rows (:func:`distsgd.whatif.what_if`, the i.i.d. reading from the fit's spec,
+    with the bound's time to ε for ``problem``), their table, chart and sentence."""
     rows, skipped = what_if(trace, schemes, K, H, stragglers=stragglers, fit=None if fit is None else parse_delay(fit),
-                            budget=budget, seed=seed,
-                            analytic_work=CHART_ANALYTIC_WORK)
-    return {"rows": rows, "skipped": skipped, "figure": trace_plots.whatif_figure(rows, READINGS)}
+                            budget=budget, seed=seed, analytic_work=CHART_ANALYTIC_WORK,
+                            problem=problem, eps=eps, gamma=gamma)
+    return {"rows": rows, "skipped": skipped, "figure": trace_plots.whatif_figure(rows, READINGS),
+            "table": views.whatif_table(rows), "notice": claims.whatif(rows)}
 
 
 @st.cache_data(**_CACHE)

@@ -15,7 +15,7 @@ from ..analytic import VALUE_KINDS
 from ..clusters import Cluster, Stragglers
 from ..delays import Delay, Exponential
 
-__all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence"]
+__all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence", "whatif"]
 
 def interval(row: dict[str, Any] | None) -> tuple[float, float, str] | None:
     """What a runtime row says E[T] is: (low, high, source) — the analytic value when exact or
@@ -162,3 +162,37 @@ def persistence(m: int, rho: float, runs: dict[str, dict[str, Any]]) -> str:
         text += (f" Error at the horizon: {ma:.3g} [{la:.3g}, {ha:.3g}] with {a_label} against {mb:.3g} "
                  f"[{lb:.3g}, {hb:.3g}] with {b_label}: {verdict}.")
     return text
+
+
+def _compare(a: tuple[float, float, str], b: tuple[float, float, str]) -> str | None:
+    """'x% higher' / 'x% lower' of a against b when their intervals separate, else None."""
+    if a[0] > b[1] or a[1] < b[0]:
+        ratio = (a[0] + a[1]) / (b[0] + b[1])
+        return f"{abs(ratio - 1):.0%} {'higher' if ratio > 1 else 'lower'}"
+    return None
+
+
+def whatif(rows: list[dict[str, Any]]) -> str:
+    """How far the i.i.d. fit is from the replay, and what removing the stragglers buys — for
+    the first scheme that has both, from the numbers shown (separated intervals only)."""
+    by = {(r["reading"], r["scheme"]): interval(r) for r in rows if r["reading"] != "backup workers"}
+    backup = next((interval(r) for r in rows if r["reading"] == "backup workers"), None)
+    schemes = list(dict.fromkeys(r["scheme"] for r in rows))
+    for s in schemes:
+        replay, iid = by.get(("replay", s)), by.get(("i.i.d. fit", s))
+        if replay is None or iid is None:
+            continue
+        diff = _compare(iid, replay)
+        text = (f"For {s}, the i.i.d. fit says E[T] = {_show(iid)} and the replay {_show(replay)}: "
+                + (f"the textbook model is {diff} than this cluster." if diff else
+                   "within their uncertainty, the textbook model gets this cluster right."))
+        dropped = by.get(("stragglers dropped", s))
+        if dropped is not None:
+            d = _compare(dropped, replay)
+            text += (f" Without its stragglers it would take {_show(dropped)}"
+                     + (f" ({d})." if d else ", no clear change."))
+        if backup is not None and s == "sync":
+            b = _compare(backup, replay)
+            text += f" Keeping them as backup workers: {_show(backup)}" + (f" ({b})." if b else ", no clear change.")
+        return text
+    return "Compare the i.i.d. fit's bars with the replay's: the difference is what the textbook model gets wrong."

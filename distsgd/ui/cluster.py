@@ -15,7 +15,7 @@ from ..examples import EXAMPLES, example_trace
 from ..traces import Trace, load_trace
 from . import state
 from .limits import TRACE_MAX_BYTES
-from .sidebar import CLUSTER_TRACE, read_upload
+from .sidebar import CLUSTER_TRACE, choice, read_upload
 
 __all__ = ["choose_trace", "use_cluster"]
 
@@ -44,7 +44,11 @@ def _parse(up: Any, mapping: dict[str, str] | None) -> tuple[Trace | None, str, 
 def _uploaded() -> Trace | None:
     up = st.file_uploader("per-worker step times (CSV, TSV or Parquet)", type=["csv", "tsv", "parquet"],
                           key="page_trace")
-    if up is None:
+    if up is None:  # back on the page after another: the file last parsed, if it was a trace
+        got = st.session_state.get(_PARSED)
+        if got is not None and got[2] is not None:
+            st.caption(f"Showing {got[2].name}, uploaded earlier; upload a file to replace it.")
+            return got[2]
         return None
     mapping = {r: v for r in _ROLES if (v := st.session_state.get(f"map_{r}", _NONE)) != _NONE} or None
     got = st.session_state.get(_PARSED)
@@ -63,11 +67,9 @@ def _uploaded() -> Trace | None:
 
 def choose_trace() -> Trace | None:
     """A bundled example or an upload (``trace_source``), or None when nothing is chosen yet."""
-    source = st.radio("Trace", ["bundled example", "upload"], horizontal=True, key="trace_source")
-    if source == "upload":
+    if choice("trace_source", labels={"example": "bundled example", "upload": "upload"}, radio=True) == "upload":
         return _uploaded()
-    name = st.selectbox("example", list(EXAMPLES), key="trace_example",
-                        format_func=lambda n: EXAMPLES[n].title)
+    name = choice("trace_example", labels={n: e.title for n, e in EXAMPLES.items()})
     st.caption(EXAMPLES[name].description)
     return example_trace(name)
 

@@ -25,6 +25,7 @@ from .. import error as sgd
 from ..clusters import PERSISTENCE, SLOW, SLOW_FRACTION, SLOWDOWN
 from ..clusters import TRACE_MODES as _TRACE_MODES
 from ..delays import SHIFT, Delay, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
+from ..examples import EXAMPLES
 from ..params import Domain, ParameterError, shortest
 from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEME_NAMES, M
@@ -202,6 +203,9 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     # trade-offs
     Control("sweep", "sweep over", "K", options=("K", "m", "H")),
     Control("sweep_scheme", "scheme", "k-async", options=SCHEME_NAMES),
+    # your cluster
+    Control("trace_source", "Trace", "example", options=("example", "upload")),
+    Control("trace_example", "example", next(iter(EXAMPLES)), options=tuple(EXAMPLES)),
 ]}
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from ..error import time_to_target
 from ..schemes import scheme_class
 
-__all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula"]
+__all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "whatif_table"]
 
 
 def times_to_target(rows: Sequence[dict[str, Any]], labels: Sequence[str], eps: float) -> dict[str, float]:
@@ -83,3 +83,13 @@ def target_formula(scheme: str) -> list[str]:
             r"{\log(1-\eta\mu\gamma')},"
             r"\quad F'_K=\frac{\eta L\sigma^2}{2\mu\gamma' b K},\quad \gamma' = 1-\gamma+\tfrac{p_0}{2}",
             r"p_0 = \text{the measured fraction of fresh gradients at each point}"]
+
+
+def whatif_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The cluster page's what-if table: one row per (reading, scheme), E[T] and time to ε."""
+    return [{"reading": r["reading"], "scheme": r["label"], "analytic E[T]": r["analytic"], "kind": r["kind"],
+             "Monte Carlo mean": r.get("mc_mean"),
+             "95% CI": (f"[{r['mc_low']:.4g}, {r['mc_high']:.4g}]" if "mc_low" in r
+                        else f"not simulated: {r.get('mc_skipped', '')}"),
+             "time to ε (bound)": _time(r.get("target_time")),
+             "note": "" if r.get("target_source") in (None, "bound") else r["target_source"]} for r in rows]
