@@ -3,7 +3,7 @@ scheme would have done on it."""
 
 import streamlit as st
 
-from distsgd.ui import cached, cluster, limits, page, sidebar
+from distsgd.ui import cached, cluster, limits, page, sidebar, views
 
 sel = sidebar.current()
 page.header(
@@ -40,6 +40,11 @@ def body(sel: sidebar.Selection) -> None:
         if not slow:
             st.markdown(f"No worker's slowdown reaches {threshold:g}, over the whole trace or over a window of 10% "
                         "of its steps by more than chance.")
+        else:
+            st.markdown(views.stragglers_sentence(slow, float(threshold)))
+        st.caption("Persistent: the median of the worker's ratios reaches θ. Emerging: over some window of 10% of "
+                   "the steps its median ratio reaches θ, with more slow steps than chance gives a worker like the "
+                   "others (binomial test; at most a 1% chance of a false alarm in a trace of alike workers).")
         page.table([{"worker": r["worker"], "slowdown": r["slowdown"], "mean": r["mean"], "median": r["median"],
                      "since step": r["from_step"] if r["from_step"] is not None else "the start (persistent)"}
                     for r in slow] or view["summary"][:0])

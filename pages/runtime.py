@@ -56,7 +56,8 @@ def body(sel: sidebar.Selection) -> None:
         st.subheader(f"The numbers at m = {sel.m}, K = {sel.K}")
         page.table(views.runtime_table(here), method=st.column_config.TextColumn(width="medium"))
         sp = cached.async_speedup(sel.m, sel.workers)
-        st.metric("Speed-up of async over sync per iteration, m·E[X₍ₘ:ₘ₎] / E[X]",
+        st.metric("Speed-up of async over sync per iteration, " + ("m·E[X₍ₘ:ₘ₎] / E[X]" if sel.workers.kind == "none"
+                                                                   else "E[T_sync] · Σᵢ 1/E[Xᵢ]"),
                   "undefined: E[X] is infinite" if sp["value"] is None
                   else f"{sp['value']:.3g}×" + (f" ({sp['kind']})" if sp["kind"] not in VALUE_KINDS else ""))
 

@@ -29,6 +29,11 @@ mirrored in the URL, so a link reproduces the view):
    used (the sidebar caption says ``X ~ trace …``) and survives a move and a page change;
    binary junk, negative and non-numeric values and a header-only file each give a notice,
    never a traceback, and are not used; no notice asks for a file while one is there.
+4b. "Your cluster": a long-layout CSV with one planted persistent straggler goes in through the
+   page's own upload widget; the page names exactly that straggler and draws its sections;
+   "Use this cluster on every page" puts the trace in the sidebar of the runtime page (and
+   ``stragglers=trace`` in its URL).  Before everything else, the server's first session opens
+   ``/cluster?trace_example=heterogeneous`` (a deep link as the first request): that page, that example.
 5. A hostile URL (junk and out-of-range values) gives notices, never an exception; a copied
    link brings its values back; the m slider reruns the page.
 
@@ -58,6 +63,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import browser_support as bs
@@ -151,9 +157,11 @@ def test_dashboard_in_the_browser(server: str, browser, spec: Spec) -> None:
         problems.part(name, fn)
         timings[name] = time.monotonic() - t
 
+    part("deep link", lambda: a_deep_link_is_the_first_request(server, browser, errors, problems))
     part("pages", lambda: every_page_renders_and_the_slider_reruns(server, browser, spec, errors, problems))
     part("moves", lambda: every_control_moves_and_the_others_keep_their_values(server, browser, spec, errors, problems))
     part("upload", lambda: a_trace_comes_in_through_the_upload_widget(server, browser, spec, errors, problems))
+    part("your cluster", lambda: a_cluster_trace_is_read_and_used_everywhere(server, browser, spec, errors, problems))
     part("page switch",
          lambda: clicking_a_page_while_a_run_is_going_loses_nothing(server, browser, spec, errors, problems))
     part("hostile URL", lambda: hostile_url_gives_notices_not_exceptions(server, browser, spec, errors, problems))
@@ -691,6 +699,83 @@ def a_trace_comes_in_through_the_upload_widget(server: str, browser, spec: Spec,
                 bs.screenshot(pg, "trace-rejected")
     except (AssertionError, bs.PlaywrightError) as exc:
         raise tr.stopped(exc) from None
+    finally:
+        pg.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# 4b. "Your cluster": a trace through the page's own upload widget, then used on every page
+# ---------------------------------------------------------------------------------------------
+
+CLUSTER_START = "/cluster?trace_source=upload&schemes=sync&schemes=async&budget=fast"
+CLUSTER_SLOW = "gpu-3"  # twice as slow at every step: the one persistent straggler
+
+
+def cluster_csv(workers: int = 6, steps: int = 120) -> bytes:
+    """A long-layout trace (worker, step, duration): lognormal(0, 0.1) times, gpu-3 doubled."""
+    rng = np.random.default_rng(11)
+    rows = ["worker,step,duration"]
+    for step in range(1, steps + 1):
+        for w in range(workers):
+            t = rng.lognormal(0.0, 0.1) * (2.0 if f"gpu-{w}" == CLUSTER_SLOW else 1.0)
+            rows.append(f"gpu-{w},{step},{t:.5f}")
+    return ("\n".join(rows) + "\n").encode()
+
+
+def a_cluster_trace_is_read_and_used_everywhere(server: str, browser, spec: Spec,
+                                                errors: list[str], problems: Problems) -> None:
+    pg = bs.new_page(browser, errors)
+    try:
+        bs.open_url(pg, server + CLUSTER_START)
+        main_up = pg.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
+        assert main_up.count() == 1, "no file uploader on the cluster page with trace_source=upload"
+        before = bs.runs(pg)
+        main_up.first.set_input_files({"name": "my-cluster.csv", "mimeType": "text/csv", "buffer": cluster_csv()})
+        bs.settle(pg, before, "uploading my-cluster.csv", charts=True)
+        text = pg.locator('[data-testid="stMain"]').inner_text()
+        line = next((t for t in text.splitlines() if t.startswith("Stragglers at θ")), None)
+        if line is None or CLUSTER_SLOW not in line or line.count("(") != 1:
+            problems.add(f"[your cluster] the stragglers line is {line!r}, not {CLUSTER_SLOW} alone", pg,
+                         "cluster-stragglers")
+        for heading in ("What each scheme would have done", "Which law fits the times"):
+            if heading not in text:
+                problems.add(f"[your cluster] no {heading!r} section after the upload", pg, "cluster-sections")
+        for p in bs.clean_problems(pg, "[your cluster] after the upload"):
+            problems.add(p, pg, "cluster-upload")
+        bs.screenshot(pg, "cluster-uploaded")
+
+        before = bs.runs(pg)
+        pg.get_by_role("button", name="Use this cluster on every page").click()
+        bs.settle(pg, before, "clicking Use this cluster")
+        before = bs.runs(pg)
+        bs.click_page(pg, "/")
+        bs.settle(pg, before, "clicking the runtime page", charts=True)
+        s = bs.snap(pg, spec)
+        if not any(t.startswith("my-cluster.csv: 6 workers") for t in s.texts):
+            problems.add(f"[your cluster] the runtime page's sidebar does not show the trace: {s.texts}", pg,
+                         "cluster-used")
+        if s.query.get("stragglers") != ["trace"]:
+            problems.add(f"[your cluster] the URL does not say stragglers=trace: {pg.url}")
+        for p in bs.clean_problems(pg, "[your cluster] runtime page with the trace"):
+            problems.add(p, pg, "cluster-runtime")
+        bs.screenshot(pg, "cluster-used-on-runtime")
+    except (AssertionError, bs.PlaywrightError) as exc:
+        problems.add(f"[your cluster] stopped: {exc}", pg, "cluster-stopped")
+    finally:
+        pg.close()
+
+
+def a_deep_link_is_the_first_request(server: str, browser, errors: list[str], problems: Problems) -> None:
+    """The server's very first session opens a page other than the first, with a URL value:
+    it must show that page (not the runtime page) with that value."""
+    pg = bs.new_page(browser, errors)
+    try:
+        bs.open_url(pg, server + "/cluster?trace_example=heterogeneous")
+        title = pg.locator("h1").first.inner_text()
+        if "your cluster" not in title.lower():
+            problems.add(f"[deep link] /cluster as the first request shows {title!r}", pg, "deep-link")
+        if "heterogeneous" not in pg.locator('[data-testid="stMain"]').inner_text().lower():
+            problems.add("[deep link] trace_example=heterogeneous is not the example shown", pg, "deep-link-value")
     finally:
         pg.close()
 

@@ -13,7 +13,8 @@ import numpy as np
 from ..error import time_to_target
 from ..schemes import scheme_class
 
-__all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "whatif_table"]
+__all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "whatif_table",
+           "stragglers_sentence"]
 
 
 def times_to_target(rows: Sequence[dict[str, Any]], labels: Sequence[str], eps: float) -> dict[str, float]:
@@ -93,3 +94,13 @@ def whatif_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
                         else f"not simulated: {r.get('mc_skipped', '')}"),
              "time to ε (bound)": _time(r.get("target_time")),
              "note": "" if r.get("target_source") in (None, "bound") else r["target_source"]} for r in rows]
+
+
+def stragglers_sentence(slow: Sequence[dict[str, Any]], threshold: float) -> str:
+    """The flagged workers of a trace summary in one line: persistent ones with their slowdown,
+    emerging ones with the step they start from."""
+    def one(r: dict[str, Any]) -> str:
+        if r["from_step"] is None:
+            return f"{r['worker']} (persistent, slowdown {r['slowdown']:.3g})"
+        return f"{r['worker']} (from step {r['from_step']})"
+    return f"Stragglers at θ = {threshold:g}: " + ", ".join(one(r) for r in slow) + "."
