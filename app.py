@@ -8,22 +8,24 @@ import streamlit as st
 
 from distsgd.ui import page as page_ui
 from distsgd.ui import sidebar, state
+from distsgd.ui.i18n import set_language, tr
 
-st.set_page_config(page_title="distsgd — stragglers and staleness", page_icon="⏱️", layout="wide")
+state.begin_run()
+state.start()  # once per session: every control the URL names, validated, before anything is drawn
+set_language(state.value("lang"))
+st.set_page_config(page_title=tr("distsgd — stragglers and staleness"), page_icon="⏱️", layout="wide")
 
 PAGES = [
-    st.Page("pages/runtime.py", title="Runtime per iteration", icon=":material/timer:", default=True),
-    st.Page("pages/error.py", title="Error vs wall-clock time", icon=":material/trending_down:"),
-    st.Page("pages/delays.py", title="Delay distribution", icon=":material/casino:"),
-    st.Page("pages/timeline.py", title="Timeline of workers", icon=":material/view_timeline:"),
-    st.Page("pages/local_sgd.py", title="Local SGD and communication", icon=":material/sync_alt:"),
-    st.Page("pages/tradeoffs.py", title="Trade-offs: best K, m, H", icon=":material/balance:"),
-    st.Page("pages/cluster.py", title="Your cluster", icon=":material/dns:"),
+    st.Page("pages/runtime.py", title=tr("Runtime per iteration"), icon=":material/timer:", default=True),
+    st.Page("pages/error.py", title=tr("Error vs wall-clock time"), icon=":material/trending_down:"),
+    st.Page("pages/delays.py", title=tr("Delay distribution"), icon=":material/casino:"),
+    st.Page("pages/timeline.py", title=tr("Timeline of workers"), icon=":material/view_timeline:"),
+    st.Page("pages/local_sgd.py", title=tr("Local SGD and communication"), icon=":material/sync_alt:"),
+    st.Page("pages/tradeoffs.py", title=tr("Trade-offs: best K, m, H"), icon=":material/balance:"),
+    st.Page("pages/cluster.py", title=tr("Your cluster"), icon=":material/dns:"),
 ]
 
 page = st.navigation(PAGES)
-state.begin_run()
-state.start()  # once per session: every control the URL names, validated, before anything is drawn
 st.session_state["_selection"] = sidebar.sidebar()
 try:
     page.run()

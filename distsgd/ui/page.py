@@ -13,7 +13,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import sweeps
 from ..params import ParameterError
-from . import state
+from . import i18n, state
 from .limits import LOCAL_SGD_FREE_D
 
 _BOX = "_notice_box"
@@ -73,7 +73,7 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
 
     ``rows`` (or a function that gives them, for a large table) become CSV only when the
     button is clicked, never on a rerun."""
-    st.plotly_chart(fig, width="stretch", key=f"chart-{name}")
+    st.plotly_chart(i18n.figure(fig), width="stretch", key=f"chart-{name}")
     if notice:
         st.caption(f"**What to notice.** {notice}")
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")

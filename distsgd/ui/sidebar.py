@@ -18,11 +18,12 @@ from ..delays import Delay, Empirical, Exponential, LogNormal, Pareto, Truncated
 from ..params import ParameterError
 from ..traces import Trace, load_trace
 from . import state
+from .i18n import LANGUAGES
 from .limits import NORMAL_MEAN_MIN_STDS, TRACE_MAX_BYTES, UI_BUDGETS
 
 SIDEBAR_KEYS = ("delay", "lam", "delta", "xm", "alpha", "ln_mu", "ln_sigma", "n_mean", "n_std",
                 "w_shape", "w_scale", "u_low", "u_high", "stragglers", "slow", "slowdown", "slow_fraction",
-                "persistence", "trace_mode", "m", "K", "H", "schemes", "seed", "budget")
+                "persistence", "trace_mode", "m", "K", "H", "schemes", "seed", "budget", "lang")
 
 STRAGGLER_LABELS = {"none": "none (i.i.d. workers)", "static": "b slow workers", "markov": "slow spells (random)",
                     "trace": "measured per-worker trace"}
@@ -257,6 +258,7 @@ def _preset_chosen() -> None:
 
 def sidebar() -> Selection:
     sb = st.sidebar
+    choice("lang", sb, LANGUAGES, radio=True)  # first: every other string depends on it
     sb.selectbox("Preset", [NO_PRESET, *state.PRESETS], key="preset", on_change=_preset_chosen,
                  help="Set every control at once to a classroom example.")
     sb.subheader("Delay X of one gradient")

@@ -30,6 +30,7 @@ from ..params import Domain, ParameterError, shortest
 from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEME_NAMES, M
 from ..traces import THRESHOLD
+from .i18n import LANGUAGES, from_locale
 from .limits import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_H_MAX, UI_M_MAX
 
 __all__ = ["Control", "CONTROLS", "PRESETS", "start", "value", "set_value", "clamp", "bind",
@@ -203,6 +204,7 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     # trade-offs
     Control("sweep", "sweep over", "K", options=("K", "m", "H")),
     Control("sweep_scheme", "scheme", "k-async", options=SCHEME_NAMES),
+    Control("lang", "Language · 语言", "en", options=tuple(LANGUAGES)),
     # your cluster
     Control("trace_source", "Trace", "example", options=("example", "upload")),
     Control("trace_example", "example", next(iter(EXAMPLES)), options=tuple(EXAMPLES)),
@@ -272,7 +274,9 @@ def start() -> None:
         if note:
             notify(note, once=True)
         store[key] = val
-    unknown = [k for k in qp if k not in CONTROLS and k != "lang"]
+    if "lang" not in qp:  # the browser's language (st.context.locale), else English
+        store["lang"] = from_locale(st.context.locale)
+    unknown = [k for k in qp if k not in CONTROLS]
     if unknown:
         notify(f"ignored unknown URL parameter(s) {', '.join(quote(k, 24) for k in unknown[:3])}", once=True)
     st.session_state[_STARTED] = True
@@ -359,16 +363,14 @@ def widget_args(key: str, bounds: tuple[float, float] | None = None) -> dict[str
 
 
 def url_values() -> dict[str, list[str]]:
-    """What the URL should hold: every control that differs from its default."""
-    want: dict[str, list[str]] = {}
+    """What the URL should hold: every control that differs from its default, and the language
+    always (a copied link opens in the language it was copied in)."""
+    want: dict[str, list[str]] = {"lang": [value("lang")]}
     for key, v in _store().items():
         c = CONTROLS.get(key)
-        if c is None or v == c.initial():
+        if c is None or v == c.initial() or key == "lang":
             continue
         want[key] = [str(x) for x in v] if c.multi else [_fmt(v)]
-    lang = st.query_params.get_all("lang")
-    if lang:
-        want["lang"] = lang[-1:]
     return want
 
 

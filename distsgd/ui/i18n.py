@@ -1,0 +1,163 @@
+"""The dashboard in English and Chinese (DESIGN §10): message catalogues and their use.
+
+Every visible string is written in English in the code, as the message id of a call
+``tr("… {name} …", name=value)`` (or marked ``N_("…")`` where it is translated later, e.g. a
+control's label declared in :mod:`distsgd.ui.state`), and looked up in the current language's
+catalogue: gettext ``.po`` files under ``locales/<lang>/LC_MESSAGES/`` (one per part of the app,
+so each can be edited alone), read with Babel when first needed.  English needs no catalogue:
+the id is the text.  Placeholders are ``str.format`` fields; a translation must use the same set
+(tests/test_i18n.py checks it, and that every id Babel's extractor finds has a translation).
+
+Why gettext ``.po`` and not a plain dict: it is the format translators' tools (Poedit, Weblate)
+read and that ``pybabel extract`` produces from the code, with room for translator comments;
+reading the ``.po`` directly (no compiled ``.mo``) keeps one source of truth in the repository.
+
+Figures are built in English by :mod:`distsgd.plots` (the library has no languages);
+:func:`figure` translates a finished figure's titles, axis titles and legend names, matching each
+against the catalogue's ids — exactly, or as a template with ``{fields}`` whose values are
+translated in turn — and keeps the English name of each trace in its ``meta`` (``{"name": …}``),
+so tests tell theory from simulation in every language (DESIGN §5).
+
+>>> fill("{a} and {b}", {"a": 1, "b": 2})
+'1 and 2'
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+from babel.messages.pofile import read_po
+
+__all__ = ["LANGUAGES", "LOCALES", "tr", "N_", "language", "set_language", "catalogue", "figure",
+           "translate", "fill", "fields", "from_locale"]
+
+#: the languages, code → its own name (the selector shows these)
+LANGUAGES = {"en": "English", "zh": "中文"}
+LOCALES = Path(__file__).resolve().parent / "locales"
+_LANG = "_lang"  # session key: the language of this run (set by state.start / the selector)
+_FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}(?!\})")
+
+
+def N_(msgid: str) -> str:  # noqa: N802 - gettext's name for "mark for translation, translate later"
+    """Mark a message for extraction; it is translated where it is shown (``tr(label)``)."""
+    return msgid
+
+
+def fields(text: str) -> set[str]:
+    """The ``str.format`` field names of a message (``{{`` and ``}}`` are literal braces)."""
+    return set(_FIELD.findall(text))
+
+
+def fill(text: str, values: dict[str, Any]) -> str:
+    """``text.format(**values)``, for a message with fields (a message without any is returned
+    as it is, so LaTeX braces in it need no doubling)."""
+    return text.format(**values) if values else text
+
+
+def from_locale(locale: str | None) -> str:
+    """The language for a browser locale (``zh-CN``, ``zh_TW``, ``en-US`` …): Chinese for any
+    ``zh``, else English."""
+    return "zh" if locale and locale.lower().replace("_", "-").split("-")[0] == "zh" else "en"
+
+
+@functools.cache
+def catalogue(lang: str) -> dict[str, str]:
+    """Message id → translation, from every ``.po`` file of the language (empty for English;
+    untranslated and fuzzy entries left out, so they show in English and the test finds them)."""
+    out: dict[str, str] = {}
+    for path in sorted((LOCALES / lang / "LC_MESSAGES").glob("*.po")):
+        with path.open("rb") as f:
+            for msg in read_po(f, locale=lang):
+                if msg.id and isinstance(msg.id, str) and isinstance(msg.string, str) and msg.string \
+                        and not msg.fuzzy:
+                    out[msg.id] = msg.string
+    return out
+
+
+def language() -> str:
+    """The language of this run (English outside a Streamlit session)."""
+    lang = st.session_state.get(_LANG, "en")
+    return lang if lang in LANGUAGES else "en"
+
+
+def set_language(lang: str) -> None:
+    st.session_state[_LANG] = lang if lang in LANGUAGES else "en"
+
+
+def tr(msgid: str, /, **values: Any) -> str:
+    """The message in the current language, its fields filled from ``values``."""
+    lang = language()
+    text = msgid if lang == "en" else catalogue(lang).get(msgid, msgid)
+    return fill(text, values)
+
+
+@functools.cache
+def _templates(lang: str) -> list[tuple[re.Pattern[str], str]]:
+    """The catalogue's ids with fields, as patterns that capture the fields' values (longest
+    literal text first, so the most specific template wins)."""
+    out = []
+    for msgid, text in catalogue(lang).items():
+        names = _FIELD.findall(msgid)
+        if not names or len(set(names)) != len(names):
+            continue
+        parts = _FIELD.split(msgid)  # literal, name, literal, name, …
+        rx = "".join(re.escape(p.replace("{{", "{").replace("}}", "}")) if i % 2 == 0 else f"(?P<{p}>.+?)"
+                     for i, p in enumerate(parts))
+        literal = sum(len(p) for p in parts[::2])
+        out.append((literal, re.compile(rx + r"\Z", re.DOTALL), text))
+    out.sort(key=lambda x: -x[0])
+    return [(rx, text) for _, rx, text in out]
+
+
+def translate(text: str, lang: str | None = None) -> str:
+    """A string made by code that knows no language (a chart's title, a trace name): its
+    translation if the catalogue has it, else the first template it matches with its fields'
+    values translated, else the text unchanged."""
+    lang = lang or language()
+    if lang == "en" or not text:
+        return text
+    cat = catalogue(lang)
+    if text in cat:
+        return cat[text]
+    for rx, target in _templates(lang):
+        m = rx.match(text)
+        if m:
+            return target.format(**{k: translate(v, lang) for k, v in m.groupdict().items()})
+    return text
+
+
+def figure(fig: Any) -> Any:
+    """Translate a plotly figure's visible text in place (title, axis and legend titles, trace
+    names, annotations); each trace keeps its English name in ``meta["name"]``."""
+    lang = language()
+    for trace in fig.data:
+        name = getattr(trace, "name", None)
+        if name:
+            meta = trace.meta if isinstance(trace.meta, dict) else {}
+            trace.meta = {**meta, "name": meta.get("name", name)}
+            if lang != "en":
+                trace.name = translate(name, lang)
+        group = getattr(trace, "legendgrouptitle", None)
+        if lang != "en" and group is not None and group.text:
+            group.text = translate(group.text, lang)
+        bar = getattr(trace, "colorbar", None)
+        if lang != "en" and bar is not None and bar.title and bar.title.text:
+            bar.title.text = translate(bar.title.text, lang)
+    if lang == "en":
+        return fig
+    layout = fig.layout
+    for obj in [layout, layout.legend, *[layout[k] for k in layout if re.match(r"[xy]axis\d*$", k)]]:
+        if obj is not None and obj.title is not None and obj.title.text:
+            obj.title.text = translate(obj.title.text, lang)
+    for ann in layout.annotations or ():
+        if ann.text:
+            ann.text = translate(ann.text, lang)
+    if layout.coloraxis is not None and layout.coloraxis.colorbar is not None:
+        t = layout.coloraxis.colorbar.title
+        if t is not None and t.text:
+            t.text = translate(t.text, lang)
+    return fig
