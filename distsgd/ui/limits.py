@@ -153,6 +153,10 @@ SWEEP_H_VALUES = (1, 2, 4, 8, 16, 32, 64)
 #: bytes of an uploaded trace, of limits.EMPIRICAL_MAX_BYTES = 64 MiB (the same 5 MB as
 #: ``maxUploadSize`` in .streamlit/config.toml): parsing holds a session's run
 TRACE_MAX_BYTES = 5 * 2**20
+#: bytes and rows of a sweep's results file opened on the "Sweep results" page: the same upload
+#: cap; 200 000 rows of ~40 columns are ~60 MB as a DataFrame, read once per file
+SWEEP_MAX_BYTES = TRACE_MAX_BYTES
+SWEEP_MAX_ROWS = 200_000
 #: entries of each cached function, and seconds an idle entry is kept: each entry is rows of
 #: numbers or ≤ SAMPLES values (≤ 1 MB), so a cache stays within tens of MB
 CACHE_MAX_ENTRIES = 64

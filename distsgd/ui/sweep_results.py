@@ -1,0 +1,138 @@
+"""The "Sweep results" page's parts (issue 13, DESIGN §8): open a results file of
+``python -m distsgd sweep`` (or the bundled example) and chart any result against any swept
+parameter, one line per value of another, the remaining swept parameters fixed at chosen values.
+
+A results file is Parquet with :data:`distsgd.sweeping.SCHEMA`'s columns (``point``, the
+parameters, the results, ``error``); a file without ``point`` or without any known result is
+refused with the reason.  Points whose ``error`` is set are left out of the chart and listed.
+"""
+
+from __future__ import annotations
+
+import io
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pandas as pd  # type: ignore[import-untyped]
+import plotly.graph_objects as go
+import pyarrow as pa  # type: ignore[import-untyped]
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+import streamlit as st
+
+from ..params import ParameterError
+from ..plots import _figure
+from ..sweeping import PARAMETERS, RESULTS
+from .i18n import N_, tr
+from .limits import SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
+
+__all__ = ["read_results", "example_results", "swept", "results", "figure", "label", "label_or_none", "show", "order",
+           "COLUMN_LABELS"]
+
+#: what each column is, for the boxes and the axes (the column name is shown beside it)
+COLUMN_LABELS = {
+    "scheme": N_("scheme"), "m": N_("workers m"), "K": N_("wait for K"), "H": N_("local steps H"),
+    "comm_delay": N_("averaging time D"), "delay": N_("delay law"), "slow": N_("slow workers b"),
+    "slowdown": N_("slowdown s"), "slow_fraction": N_("slow fraction π"), "persistence": N_("persistence ρ"),
+    "workers": N_("worker groups"), "trace": N_("trace file"), "trace_mode": N_("trace used as"),
+    "trace_columns": N_("trace columns"), "iterations": N_("Monte Carlo iterations"), "replicate": N_("replicate"),
+    "analytic_value": N_("analytic E[T]"), "mc_mean": N_("Monte Carlo E[T]"), "mc_iterations": N_("iterations run"),
+    "staleness_mean": N_("mean staleness"), "fresh_fraction": N_("fresh fraction"),
+    "time_to_target": N_("time to ε (simulated)"), "bound_time_to_target": N_("time to ε (bound)"),
+    "final_error": N_("error at the horizon"), "sgd_staleness_mean": N_("mean staleness (SGD)"),
+    "sgd_fresh_fraction": N_("fresh fraction (SGD)"), "gamma": N_("γ used"), "p0": N_("p₀ used"),
+    "mc_ci_low": N_("Monte Carlo 95% CI, low"), "mc_ci_high": N_("Monte Carlo 95% CI, high"),
+    "time_to_target_low": N_("time to ε, band low"), "time_to_target_high": N_("time to ε, band high"),
+}
+#: a result's 95% band, drawn as error bars
+BANDS = {"mc_mean": ("mc_ci_low", "mc_ci_high"), "time_to_target": ("time_to_target_low", "time_to_target_high")}
+
+
+def label(column: str) -> str:
+    """A column as the boxes and axes show it: what it is, then its name in the file."""
+    return f"{tr(COLUMN_LABELS[column])} ({column})" if column in COLUMN_LABELS else column
+
+
+def label_or_none(column: str | None) -> str:
+    return tr("— (one line)") if column is None else label(column)
+
+
+def read_results(data: bytes, name: str) -> pd.DataFrame:
+    """A results file's rows, checked: Parquet, at most SWEEP_MAX_BYTES and SWEEP_MAX_ROWS, with a
+    ``point`` column and at least one result column of DESIGN §8."""
+    if len(data) > SWEEP_MAX_BYTES:
+        raise ParameterError("results", f"{name} is {len(data) / 2**20:.1f} MiB, over the "
+                                        f"{SWEEP_MAX_BYTES / 2**20:.0f} MiB this page reads")
+    try:
+        rows = pq.read_metadata(io.BytesIO(data)).num_rows
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ParameterError("results", f"{name} is not a Parquet file ({type(exc).__name__})") from None
+    if rows > SWEEP_MAX_ROWS:
+        raise ParameterError("results", f"{name} has {rows} rows, over the {SWEEP_MAX_ROWS} this page reads")
+    try:
+        table = pq.read_table(io.BytesIO(data))
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        raise ParameterError("results", f"{name} is not a readable Parquet file ({type(exc).__name__})") from None
+    cols = set(table.column_names)
+    if "point" not in cols or not cols & set(RESULTS):
+        raise ParameterError("results", f"{name} is not a sweep's results file: it needs a 'point' column and "
+                                        "result columns such as mc_mean (python -m distsgd sweep … --out FILE)")
+    return table.to_pandas().sort_values("point", kind="stable").reset_index(drop=True)
+
+
+@st.cache_data(max_entries=1)
+def example_results() -> pd.DataFrame:
+    """The bundled example: distsgd/data/sweeps/example.parquet (made by examples/sweep-example.toml)."""
+    data = resources.files("distsgd").joinpath("data/sweeps/example.parquet").read_bytes()
+    return read_results(data, "example.parquet")
+
+
+def swept(df: pd.DataFrame) -> list[str]:
+    """The parameters that take more than one value in the file (the ones a chart can vary)."""
+    return [c for c in PARAMETERS if c in df.columns and df[c].dropna().nunique() > 1]
+
+
+def results(df: pd.DataFrame) -> list[str]:
+    """The numeric result columns holding at least one value (the band columns are drawn, not chosen)."""
+    bands = {b for pair in BANDS.values() for b in pair}
+    return [c for c, t in RESULTS.items() if c in df.columns and t != "string" and c not in bands
+            and c != "mc_iterations" and df[c].notna().any()]
+
+
+def show(value: Any) -> str:
+    """A parameter's value as a person writes it (4, not 4.0)."""
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def order(value: Any) -> tuple[int, Any]:
+    """Numbers by value before text by name."""
+    return (0, float(value), "") if isinstance(value, (int, float)) else (1, 0.0, str(value))  # type: ignore[return-value]
+
+
+def _sort_key(values: pd.Series) -> Any:
+    return pd.to_numeric(values, errors="coerce") if pd.to_numeric(values, errors="coerce").notna().all() else values
+
+
+def figure(df: pd.DataFrame, x: str, y: str, group: str | None) -> go.Figure:
+    """``y`` against ``x``, one line per value of ``group`` (or one line), with the 95% band of
+    ``y`` as error bars where the file has it; rows without a value of ``y`` are skipped."""
+    fig = _figure(tr("{y} against {x}", y=tr(COLUMN_LABELS.get(y, y)), x=tr(COLUMN_LABELS.get(x, x))),
+                  label(x), label(y))
+    keys = [None] if group is None else sorted(df[group].dropna().unique(), key=str)
+    for key in keys:
+        part = df if key is None else df[df[group] == key]
+        part = part[part[y].notna() & part[x].notna()]
+        if part.empty:
+            continue
+        part = part.sort_values(x, key=_sort_key)
+        err = None
+        if y in BANDS and all(b in part.columns for b in BANDS[y]):
+            lo, hi = (part[b].to_numpy(dtype=float) for b in BANDS[y])
+            vals = part[y].to_numpy(dtype=float)
+            err = {"type": "data", "symmetric": False, "array": np.nan_to_num(hi - vals),
+                   "arrayminus": np.nan_to_num(vals - lo), "visible": True}
+        english = y if key is None else f"{group} = {key}"  # the language-free name (DESIGN §10)
+        shown = tr(COLUMN_LABELS.get(y, y)) if key is None else f"{tr(COLUMN_LABELS.get(group, group))} = {key}"
+        fig.add_trace(go.Scatter(x=part[x].astype(str) if part[x].dtype == object else part[x], y=part[y],
+                                 mode="lines+markers", name=shown, error_y=err, meta={"name": english}))
+    return fig
