@@ -23,13 +23,14 @@ $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
 venv: $(VENV)/.installed
 dev-venv: $(VENV)/.dev-installed
 
-# Debian's Chromium for the browser test (skipped elsewhere when it cannot be installed).
+# Debian's Chromium and CJK fonts for the browser test (skipped elsewhere when they cannot be
+# installed): the Chinese pages must show characters, not boxes
 browser:
-	@if [ -x /usr/bin/chromium ]; then :; \
+	@if [ -x /usr/bin/chromium ] && fc-list :lang=zh 2>/dev/null | grep -q .; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
-	  || echo "warning: could not install chromium; the browser test will be skipped"; \
-	else echo "note: no /usr/bin/chromium and no root apt-get; the browser test will be skipped"; fi
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null) \
+	  || echo "warning: could not install chromium and fonts-noto-cjk; the browser test will be skipped"; \
+	else echo "note: no /usr/bin/chromium or CJK fonts and no root apt-get; the browser test will be skipped"; fi
 
 run: venv
 	$(PY) -m streamlit run app.py --server.port $(PORT)

@@ -23,6 +23,7 @@ PAGES = [
     st.Page("pages/local_sgd.py", title=tr("Local SGD and communication"), icon=":material/sync_alt:"),
     st.Page("pages/tradeoffs.py", title=tr("Trade-offs: best K, m, H"), icon=":material/balance:"),
     st.Page("pages/cluster.py", title=tr("Your cluster"), icon=":material/dns:"),
+    st.Page("pages/sweep.py", title=tr("Sweep results"), icon=":material/grid_on:"),
 ]
 
 page = st.navigation(PAGES)

@@ -39,8 +39,13 @@ _STYLES = ((SOLID_KINDS, "solid", "analytic"), (BOUND_KINDS, "dash", "bound"),
 KIND_WORDS = {"exact": "exact", "numerical": "numerical", "upper_bound": "upper bound",
               "lower_bound": "lower bound", "approximation": "approximation"}
 _TEMPLATE = pio.templates["plotly_white"]
+#: the figures' fonts: Streamlit's and plotly_white's own first (Latin text looks as before, in the
+#: dashboard and in a notebook), then CJK fonts for the Chinese titles, axis titles and legends the
+#: dashboard translates them into (a character no earlier font has is drawn from the first that has it)
+_FONT = ('"Source Sans", "Open Sans", verdana, arial, "Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", '
+         '"Microsoft YaHei", "PingFang SC", sans-serif')
 _LAYOUT = dict(margin=dict(l=60, r=20, t=50, b=50), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
-               height=460)
+               height=460, font=dict(family=_FONT))
 _EXTRA_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31")
 #: decades only on log axes (plotly otherwise labels minor ticks with bare "2" and "5")
 _LOG = dict(type="log", dtick=1, tickformat="~g")

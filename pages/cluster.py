@@ -4,14 +4,15 @@ scheme would have done on it."""
 import streamlit as st
 
 from distsgd.ui import cached, cluster, limits, page, sidebar, views
+from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
 page.header(
-    "Your cluster",
-    "A trace of per-worker step times, measured on a cluster (or one of the bundled examples): each time "
-    "against its step's median, which workers straggle and since when, which law fits the times, and what "
-    "each scheme would have done on this cluster — replayed, with each worker's own law, with one i.i.d. law "
-    "fitted to all the times (the textbook model), without the stragglers, or with them as backup workers.",
+    tr("Your cluster"),
+    tr("A trace of per-worker step times, measured on a cluster (or one of the bundled examples): each time "
+       "against its step's median, which workers straggle and since when, which law fits the times, and what "
+       "each scheme would have done on this cluster — replayed, with each worker's own law, with one i.i.d. law "
+       "fitted to all the times (the textbook model), without the stragglers, or with them as backup workers."),
     [r"\text{slowdown}_i=\operatorname{median}_j \frac{t_{ij}}{\operatorname{median}_{i'} t_{i'j}},\qquad "
      r"\text{straggler: slowdown}_i \ge \theta"],
 )
@@ -21,62 +22,67 @@ def body(sel: sidebar.Selection) -> None:
     """Everything below the header (a fragment: its controls rerun only this)."""
     trace = cluster.choose_trace()
     if trace is None:
-        st.info("Upload a trace (long: worker, step, duration; wide: one column per worker) or pick an example.")
+        st.info(tr("Upload a trace (long: worker, step, duration; wide: one column per worker) or pick an example."))
         return
     with page.guard():
-        st.caption(trace.describe())
+        st.caption(cluster.describe(trace))
         threshold = sidebar.number("threshold", slider=False)
         view = cached.trace_view(trace, float(threshold))
-        st.button("Use this cluster on every page", on_click=cluster.use_cluster, args=(trace,), type="primary")
+        st.button(tr("Use this cluster on every page"), on_click=cluster.use_cluster, args=(trace,), type="primary")
         page.chart(view["heatmap"], lambda: [{"worker": w, "step": s, "time": float(x)}
                                              for w, row in zip(trace.workers, trace.times, strict=True)
                                              for s, x in zip(trace.complete_steps, row, strict=True)],
-                   "trace-heatmap", "Red rows are slow workers; a row that turns red partway is a straggler that "
-                   "emerged. A step slow for everyone does not show: each time is divided by its step's median.")
+                   "trace-heatmap", tr("Red rows are slow workers; a row that turns red partway is a straggler "
+                                       "that emerged. A step slow for everyone does not show: each time is divided "
+                                       "by its step's median."))
         page.chart(view["boxes"], view["summary"], "trace-workers",
-                   f"Workers whose box sits above the dashed line at {threshold:g} are stragglers.")
-        st.subheader("Stragglers")
+                   tr("Workers whose box sits above the dashed line at {threshold} are stragglers.",
+                      threshold=f"{threshold:g}"))
+        st.subheader(tr("Stragglers"))
         slow = [r for r in view["summary"] if r["straggler"]]
         if not slow:
-            st.markdown(f"No worker's slowdown reaches {threshold:g}, over the whole trace or over a window of 10% "
-                        "of its steps by more than chance.")
+            st.markdown(tr("No worker's slowdown reaches {threshold}, over the whole trace or over a window of 10% "
+                           "of its steps by more than chance.", threshold=f"{threshold:g}"))
         else:
             st.markdown(views.stragglers_sentence(slow, float(threshold)))
-        st.caption("Persistent: the median of the worker's ratios reaches θ. Emerging: over some window of 10% of "
-                   "the steps its median ratio reaches θ, with more slow steps than chance gives a worker like the "
-                   "others (binomial test; at most a 1% chance of a false alarm in a trace of alike workers).")
-        page.table([{"worker": r["worker"], "slowdown": r["slowdown"], "mean": r["mean"], "median": r["median"],
-                     "since step": r["from_step"] if r["from_step"] is not None else "the start (persistent)"}
+        st.caption(tr("Persistent: the median of the worker's ratios reaches θ. Emerging: over some window of 10% "
+                      "of the steps its median ratio reaches θ, with more slow steps than chance gives a worker like "
+                      "the others (binomial test; at most a 1% chance of a false alarm in a trace of alike workers)."))
+        page.table([{tr("worker"): r["worker"], tr("slowdown"): r["slowdown"], tr("mean"): r["mean"],
+                     tr("median"): r["median"],
+                     tr("since step"): r["from_step"] if r["from_step"] is not None else tr("the start (persistent)")}
                     for r in slow] or view["summary"][:0])
-        st.subheader("Which law fits the times")
+        st.subheader(tr("Which law fits the times"))
         fits = cached.fits_view(trace)
-        page.table(fits["rows"])
+        page.table([{tr("family"): r["family"], tr("spec"): r["spec"], tr("aic"): r["aic"], tr("ks"): r["ks"],
+                     tr("fixed"): r["fixed"]} for r in fits["rows"]])
         c1, c2 = st.columns(2)
         with c1:
-            page.chart(fits["hist"], fits["rows"], "trace-fits", "The histogram of the times (up to their 99.5% "
-                       "quantile) with the three best fits by AIC.")
+            page.chart(fits["hist"], fits["rows"], "trace-fits", tr("The histogram of the times (up to their 99.5% "
+                                                                     "quantile) with the three best fits by AIC."))
         with c2:
-            page.chart(fits["qq"], fits["rows"], "trace-qq", "On the dotted line the fitted law's quantiles are "
-                       "the measured ones; points above it at the right end mean a fitted tail heavier than the "
-                       "data's, below it a lighter one.")
-        st.subheader("What each scheme would have done")
-        with st.expander("The problem for the time to ε (shared with the Error pages)", expanded=False):
+            page.chart(fits["qq"], fits["rows"], "trace-qq", tr("On the dotted line the fitted law's quantiles are "
+                                                                 "the measured ones; points above it at the right "
+                                                                 "end mean a fitted tail heavier than the data's, "
+                                                                 "below it a lighter one."))
+        st.subheader(tr("What each scheme would have done"))
+        with st.expander(tr("The problem for the time to ε (shared with the Error pages)"), expanded=False):
             problem = sidebar.problem_controls()
             c1, c2 = st.columns(2)
             eps = sidebar.number("eps", c1, slider=False)
-            gamma = sidebar.number("gamma", c2, help="staleness factor of the bound for the asynchronous schemes")
+            gamma = sidebar.number("gamma", c2, help=tr("staleness factor of the bound for the asynchronous schemes"))
         wi = cached.whatif_view(trace, sel.schemes, sel.K, sel.H, tuple(view["stragglers"]), fits["best"],
                                 sel.budget * limits.WHATIF_BUDGET_FACTOR, sel.seed, problem, float(eps), float(gamma))
         page.chart(wi["figure"], wi["rows"], "what-if", wi["notice"])
         page.table(wi["table"])
-        st.caption(f"Time to ε = {eps:g}: the error bound's iterations J(ε) times E[T] per update — the same J for "
-                   "every reading of one scheme, so the readings differ as their E[T] do (and, asynchronous, by the "
-                   "measured fraction of fresh gradients).")
+        st.caption(tr("Time to ε = {eps}: the error bound's iterations J(ε) times E[T] per update — the same J "
+                      "for every reading of one scheme, so the readings differ as their E[T] do (and, asynchronous, "
+                      "by the measured fraction of fresh gradients).", eps=f"{eps:g}"))
         for s in wi["skipped"]:
-            st.caption(f"{s['reading']}: {s['why']}.")
+            st.caption(tr("{reading}: {why}.", reading=views.word(s["reading"]), why=views.word(s["why"])))
         if trace.m <= limits.TIMELINE_WORKERS_MAX:
-            st.download_button(f"Download {limits.PERFETTO_UPDATES} updates of sync replaying the trace "
-                               "(Perfetto / chrome://tracing JSON)",
+            st.download_button(tr("Download {n} updates of sync replaying the trace (Perfetto / chrome://tracing JSON)",
+                                  n=limits.PERFETTO_UPDATES),
                                lambda: cached.replay_timeline_json(trace, limits.PERFETTO_UPDATES, sel.seed),
                                file_name="distsgd-replay-timeline.json", mime="application/json", on_click="ignore")
 

@@ -5,15 +5,16 @@ import streamlit as st
 from distsgd import error as sgd
 from distsgd import sweeps
 from distsgd.ui import cached, claims, limits, page, sidebar, views
+from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
 page.header(
-    "Error against wall-clock time",
-    "Each scheme runs SGD on the model problem f(w) = ½ Σ hᵢ wᵢ² (curvatures from μ to L, gradient "
-    "noise σ²/b) with the timing of the sidebar's delays. Shown: the simulated mean error with its 95% "
-    "band; for fresh gradients and local SGD the model's exact expected error after n updates, averaged "
-    "over simulated update counts N(t) (dotted); and the bound of Dutta et al. with J(t) = t / E[T] "
-    "iterations (dashed).",
+    tr("Error against wall-clock time"),
+    tr("Each scheme runs SGD on the model problem f(w) = ½ Σ hᵢ wᵢ² (curvatures from μ to L, gradient "
+       "noise σ²/b) with the timing of the sidebar's delays. Shown: the simulated mean error with its 95% "
+       "band; for fresh gradients and local SGD the model's exact expected error after n updates, averaged "
+       "over simulated update counts N(t) (dotted); and the bound of Dutta et al. with J(t) = t / E[T] "
+       "iterations (dashed)."),
     [(r"\text{fresh: } \mathbb{E}[f(w_J)]-f^* \le F_K + (1-\eta\mu)^J (F_0 - F_K),\quad "
       r"F_K=\frac{\eta L\sigma^2}{2\mu b K}"),
      r"\text{stale: } \mathbb{E}[f(w_J)]-f^* \le F'_K + (1-\eta\mu\gamma')^J (F_0 - F'_K),\quad "
@@ -23,7 +24,7 @@ page.header(
 
 def body(sel: sidebar.Selection) -> None:
     """The page's controls and its chart: moving one of them reruns only this (a fragment)."""
-    with st.expander("Problem and learning rate", expanded=False):
+    with st.expander(tr("Problem and learning rate"), expanded=False):
         problem = sidebar.problem_controls()
         c4 = st.columns(4)[3]
         lr_rule = sidebar.choice("lr_rule", c4)
@@ -46,27 +47,28 @@ def body(sel: sidebar.Selection) -> None:
         summary = page.simulated(view["summary"])
         page.chart(view["figure"], rows, "error-vs-time", claims.error_race(rows, targets, eps))
         page.free_averaging_note(sel.schemes)
-        st.subheader("Per scheme")
+        st.subheader(tr("Per scheme"))
         page.table(views.error_table(summary, targets))
-        st.caption("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
-                   "gradients unless you enter one; the bound is drawn only where its step-size condition holds.")
+        st.caption(tr("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
+                      "gradients unless you enter one; the bound is drawn only where its step-size condition holds."))
         if sel.workers.kind == "markov" and sel.workers.persistence > 0:
-            st.subheader("What persistence does (async)")
+            st.subheader(tr("What persistence does (async)"))
             pv = cached.persistence_view(sel.workers, sel.m, problem, horizon, replicas, sel.seed, lr)
             if "skipped" in pv:
-                st.info(f"Not simulated: {pv['skipped']}")
+                st.info(tr("Not simulated: {why}", why=pv["skipped"]))
             else:
                 st.markdown(claims.persistence(sel.m, sel.workers.persistence, pv["runs"]))
                 c1, c2 = st.columns(2)
                 with c1:
                     page.chart(pv["tail"], lambda: [{"run": k, "staleness": x, "count": c}
                                                      for k, v in pv["runs"].items() for x, c in enumerate(v["counts"])],
-                               "staleness-tail", "The same slow spells, persistent (the chosen ρ) or redrawn every "
-                               "mini-batch (ρ = 0): by theory the mean time per update and the mean staleness m − 1 "
-                               "are the same; compare the tails to the right of the dotted line.")
+                               "staleness-tail", tr("The same slow spells, persistent (the chosen ρ) or redrawn every "
+                                                    "mini-batch (ρ = 0): by theory the mean time per update and the "
+                                                    "mean staleness m − 1 are the same; compare the tails to the "
+                                                    "right of the dotted line."))
                 with c2:
                     page.chart(pv["error"], pv["rows"], "error-persistence",
-                               "Simulated error of async with and without persistence (95% bands).")
+                               tr("Simulated error of async with and without persistence (95% bands)."))
 
 
 page.fragment(body, sel)

@@ -4,13 +4,14 @@ import streamlit as st
 
 from distsgd import error as sgd
 from distsgd import sweeps
-from distsgd.ui import cached, limits, page, sidebar
+from distsgd.ui import cached, limits, page, sidebar, state
+from distsgd.ui.i18n import N_, tr
 
 sel = sidebar.current()
 page.header(
-    "Local SGD and communication",
-    "Each worker takes H local steps, then all wait for the slowest and spend D averaging their models. "
-    "Larger H spreads the waiting and the communication over more steps but lets the models drift apart.",
+    tr("Local SGD and communication"),
+    tr("Each worker takes H local steps, then all wait for the slowest and spend D averaging their models. "
+       "Larger H spreads the waiting and the communication over more steps but lets the models drift apart."),
     [r"\mathbb{E}[T_{\text{per step}}] = \frac{\mathbb{E}[\max_i \sum_{h=1}^{H} X_{ih}] + D}{H}",
      (r"D_{\mathrm{PS}} = \frac{2\,m\cdot 4d}{B} + 2\ell,\qquad "
       r"D_{\mathrm{ring}} = \frac{2(m-1)}{m}\cdot\frac{4d}{B} + 2(m-1)\ell")],
@@ -19,11 +20,11 @@ page.header(
 
 def error_chart(sel: sidebar.Selection, D: float) -> None:
     """The error chart and its problem controls: moving one of them reruns only this (a fragment)."""
-    with st.expander("Problem and horizon of the error chart below", expanded=False):
+    with st.expander(tr("Problem and horizon of the error chart below"), expanded=False):
         problem = sidebar.problem_controls()
         horizon = sidebar.number("horizon", st.columns(4)[0], slider=False)
-        st.caption(f"Simulated SGD: {limits.LOCAL_ERROR_REPLICAS} replicas, constant learning rate η, "
-                   f"{limits.LOCAL_ERROR_POINTS} points from 0 to T.")
+        st.caption(tr("Simulated SGD: {replicas} replicas, constant learning rate η, {points} points from 0 to T.",
+                      replicas=limits.LOCAL_ERROR_REPLICAS, points=limits.LOCAL_ERROR_POINTS))
     with page.guard():
         Hcmp = tuple(sorted({1, sel.H, min(limits.LOCAL_H_COMPARE_FACTOR * sel.H, limits.UI_H_MAX)}))
         schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, D) for h in Hcmp)
@@ -31,8 +32,9 @@ def error_chart(sel: sidebar.Selection, D: float) -> None:
                                  limits.LOCAL_ERROR_REPLICAS, sel.seed, None, None, sgd.LearningRate(), None)
         page.simulated(view["summary"])
         page.chart(view["figure"], view["rows"], "local-error-vs-time",
-                   "Larger H pays the waiting and D once per H steps but averages less often, so its models drift "
-                   "apart between averages: compare where each curve starts to fall and where it levels off.")
+                   tr("Larger H pays the waiting and D once per H steps but averages less often, so its models "
+                      "drift apart between averages: compare where each curve starts to fall and where it levels "
+                      "off."))
 
 
 def body(sel: sidebar.Selection) -> None:
@@ -41,8 +43,8 @@ def body(sel: sidebar.Selection) -> None:
     source = sidebar.choice("comm_source", radio=True)
     with page.guard():
         D = sidebar.number("D") if source == "slider" else None
-        with st.expander("Network model: " + ("D and " if D is None else "") + "the communication chart below",
-                         expanded=D is None):
+        with st.expander(tr("Network model: D and the communication chart below") if D is None
+                         else tr("Network model: the communication chart below"), expanded=D is None):
             c1, c2, c3, c4 = st.columns(4)
             topology = sidebar.choice("topology", c1) if D is None else None
             net = cached.network(topology or "ring-allreduce", sidebar.number("params_m", c2, slider=False),
@@ -51,26 +53,28 @@ def body(sel: sidebar.Selection) -> None:
                                  sel.m, tuple(sweeps.m_grid(limits.UI_M_MAX, limits.COMM_M_POINTS)))
         if D is None:
             D = net["D"]
-            st.info(f"{topology}: one averaging round with m = {sel.m} takes D = {D:.4g} s "
-                    "(time units are seconds here).")
+            label = state.CHOICE_LABELS["topology"].get(topology, topology)  # the topology's name, as the box shows it
+            st.info(tr("{topology}: one averaging round with m = {m} takes D = {D} s (time units are seconds "
+                       "here).", topology=tr(label), m=sel.m, D=f"{D:.4g}"))
         Hs = tuple(sorted({*limits.LOCAL_H_GRID, sel.H, 2 * sel.H}))
         rt = cached.runtime_vs_H_view(sel.m, Hs, sel.workers, float(D), sel.budget, sel.seed,
-                                      f"Runtime per local step (m = {sel.m}, D = {D:.3g})",
-                                      "E[T] per local step (time units)")
+                                      N_("Runtime per local step (m = {m}, D = {D})").format(m=sel.m, D=f"{D:.3g}"),
+                                      N_("E[T] per local step (time units)"))
         page.chart(rt["figure"], rt["rows"], "local-runtime-vs-H",
-                   "The per-step cost falls like (slowest sum + D)/H: the straggler's delay averages out over H "
-                   "steps and D is paid once per round.")
+                   tr("The per-step cost falls like (slowest sum + D)/H: the straggler's delay averages out over H "
+                      "steps and D is paid once per round."))
         page.fragment(error_chart, sel, float(D))
         page.chart(net["figure"], net["rows"], "communication",
-                   "The parameter server's link carries all m workers' traffic, so its time grows "
-                   "linearly in m; ring all-reduce is bandwidth-optimal but pays 2(m−1) latencies.")
+                   tr("The parameter server's link carries all m workers' traffic, so its time grows "
+                      "linearly in m; ring all-reduce is bandwidth-optimal but pays 2(m−1) latencies."))
         sp = cached.speedup_view(("sync", "async", "local-sgd"),
                                  page.m_values(sel.workers.m, sweeps.m_grid(max(sel.m, 2), limits.SPEEDUP_M_POINTS)),
                                  sel.workers, sel.K, sel.H, float(D), sel.budget, sel.seed)
         page.chart(sp["figure"], sp["rows"], "speedup-vs-m",
-                   "Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync falls "
-                   "below m× as the slowest worker dominates, and local SGD pays (slowest sum of H + D)/H per step: "
-                   "above sync where spreading the wait over H steps outweighs D/H, below it where it does not.")
+                   tr("Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync "
+                      "falls below m× as the slowest worker dominates, and local SGD pays (slowest sum of H + D)/H "
+                      "per step: above sync where spreading the wait over H steps outweighs D/H, below it where it "
+                      "does not."))
 
 
 page.fragment(body, sel)

@@ -9,7 +9,7 @@ from distsgd.ui.i18n import tr
 sidebar.current()
 page.header(
     tr("Sweep results"),
-    tr("Open the Parquet file a sweep wrote (python -m distsgd sweep GRID.toml --out RESULTS.parquet, on this "
+    tr("Open the Parquet file a sweep wrote (`python -m distsgd sweep GRID.toml --out RESULTS.parquet`, on this "
        "machine or on a Dask cluster) — or look at the bundled example — and chart any result against any "
        "parameter the grid varied, one line per value of another; the other varied parameters are held at the "
        "values you pick."),
@@ -41,12 +41,12 @@ def body() -> None:
             df = sweep_results.read_results(up.getvalue(), up.name)
         else:
             df = sweep_results.example_results()
-            st.caption(tr("The bundled example: examples/sweep-example.toml — four schemes × m × K on exponential "
+            st.caption(tr("The bundled example: `examples/sweep-example.toml` — four schemes × m × K on exponential "
                           "delays, with and without two slow workers."))
         varied, outputs = sweep_results.swept(df), sweep_results.results(df)
         failed = df[df["error"].notna()] if "error" in df.columns else df.iloc[:0]
         st.caption(tr("{n} points, {k} with an error; varied: {varied}.", n=len(df), k=len(failed),
-                      varied=", ".join(varied) or "—"))
+                      varied=", ".join(f"`{v}`" for v in varied) or "—"))
         if not varied or not outputs:
             st.info(tr("This file varies no parameter or holds no result to chart."))
             return

@@ -4,16 +4,17 @@ import streamlit as st
 
 from distsgd import sweeps
 from distsgd.montecarlo import timeline_max_iterations
-from distsgd.ui import cached, limits, page, sidebar
+from distsgd.ui import cached, limits, page, sidebar, views
+from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
 page.header(
-    "Timeline of the workers",
-    "A Gantt chart of one run: green bars are gradients used fresh, orange ones used stale, red ones "
-    "cancelled at an update, grey is waiting idle, dark blue is communication (local SGD), light blue is "
-    "work still running when the window ends; hatched bars are mini-batches that ran slow (a slow worker, a "
-    "slow spell, a slow time of a replayed trace: see Stragglers in the sidebar); the dotted lines u1, u2, … are "
-    "the updates, when the server publishes new parameters. This is where stragglers become visible.",
+    tr("Timeline of the workers"),
+    tr("A Gantt chart of one run: green bars are gradients used fresh, orange ones used stale, red ones "
+       "cancelled at an update, grey is waiting idle, dark blue is communication (local SGD), light blue is "
+       "work still running when the window ends; hatched bars are mini-batches that ran slow (a slow worker, a "
+       "slow spell, a slow time of a replayed trace: see Stragglers in the sidebar); the dotted lines u1, u2, … "
+       "are the updates, when the server publishes new parameters. This is where stragglers become visible."),
 )
 
 
@@ -25,23 +26,26 @@ def body(sel: sidebar.Selection) -> None:
     with page.guard():
         m = min(sel.m, limits.TIMELINE_WORKERS)
         if sel.m > m:
-            st.info(f"The timeline draws at most {m} workers; showing m = {m} (the sidebar has m = {sel.m}).")
+            st.info(tr("The timeline draws at most {m} workers; showing m = {m} (the sidebar has m = {chosen}).",
+                       m=m, chosen=sel.m))
         D = (float(sidebar.number("D", st.columns(2)[0])),) if name == "local-sgd" else ()  # the local SGD page's D
         scheme = sweeps.build(name, m, sel.K, sel.H, *D)
         fit = timeline_max_iterations(scheme)
         if iters > fit:
-            st.info(f"{scheme.label}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.")
+            st.info(tr("{scheme}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.",
+                       scheme=scheme.label, fit=fit))
             iters = fit
         view = cached.timeline(scheme, sel.workers, iters, sel.seed)
         page.chart(view["figure"], view["timeline"].rows, f"timeline-{name}",
-                   "Sync: finished workers wait (grey) for the slowest. K-sync: the first K wait for the K-th and "
-                   "the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
-                   "others keep computing, and push stale (orange) gradients. Async and K-batch-async: nobody "
-                   "waits, at the price of stale gradients. Local SGD: everyone waits for the slowest sum of H "
-                   "steps, then communicates.")
+                   tr("Sync: finished workers wait (grey) for the slowest. K-sync: the first K wait for the K-th "
+                      "and the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
+                      "others keep computing, and push stale (orange) gradients. Async and K-batch-async: nobody "
+                      "waits, at the price of stale gradients. Local SGD: everyone waits for the slowest sum of H "
+                      "steps, then communicates."))
         for col, (o, v) in zip(st.columns(len(view["shares"])), view["shares"].items(), strict=True):
-            col.metric(f"{o}", f"{100 * v:.0f}%")
-        st.caption(f"Share of worker-time up to the last update ({scheme.label}, {sel.workers.label}).")
+            col.metric(views.word(o), f"{100 * v:.0f}%")
+        st.caption(tr("Share of worker-time up to the last update ({scheme}, {workers}).", scheme=scheme.label,
+                      workers=views.workers_label(sel.workers)))
 
 
 page.fragment(body, sel)

@@ -4,14 +4,15 @@ import streamlit as st
 
 from distsgd import sweeps
 from distsgd.ui import cached, claims, limits, page, sidebar, state, views
+from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
 page.header(
-    "Trade-offs: the best K, m or H",
-    "Time to reach a target error ε for each value of the swept parameter, from the bound (where one "
-    "exists and its conditions hold) and from simulated SGD (error bars: the times at which the edges of "
-    "its 95% band reach ε). Fewer gradients per update are quicker but noisier, so the best choice can "
-    "sit in between. Dotted lines: sync and async at the sidebar's settings, for reference.",
+    tr("Trade-offs: the best K, m or H"),
+    tr("Time to reach a target error ε for each value of the swept parameter, from the bound (where one "
+       "exists and its conditions hold) and from simulated SGD (error bars: the times at which the edges of "
+       "its 95% band reach ε). Fewer gradients per update are quicker but noisier, so the best choice can "
+       "sit in between. Dotted lines: sync and async at the sidebar's settings, for reference."),
 )
 
 
@@ -24,17 +25,17 @@ def body(sel: sidebar.Selection) -> None:
     sweep = sidebar.choice("sweep", c1, radio=True)
     name = sidebar.choice("sweep_scheme", c2) if sweep != "H" else "local-sgd"
     if sweep == "H":
-        c2.markdown("scheme: **local-sgd** (H is its parameter)")
+        c2.markdown(tr("scheme: **local-sgd** (H is its parameter)"))
     eps = sidebar.number("eps", c3, slider=False)
     horizon = sidebar.number("horizon", c4, slider=False)
-    with st.expander("Problem, and the constants this sweep uses", expanded=False):
+    with st.expander(tr("Problem, and the constants this sweep uses"), expanded=False):
         problem = sidebar.problem_controls()
         c5, c6 = st.columns(2)
-        gamma = sidebar.number("gamma", c5, help="staleness factor of the bound for the asynchronous schemes "
-                                                 "(the swept scheme if it is one, and the async reference)")
+        gamma = sidebar.number("gamma", c5, help=tr("staleness factor of the bound for the asynchronous schemes "
+                                                    "(the swept scheme if it is one, and the async reference)"))
         D = sidebar.number("D", c6) if name == "local-sgd" else limits.LOCAL_SGD_FREE_D
-        st.caption(f"Simulated SGD: {limits.TARGET_REPLICAS} replicas per point, constant learning rate η, "
-                   "p₀ the measured fraction of fresh gradients.")
+        st.caption(tr("Simulated SGD: {replicas} replicas per point, constant learning rate η, "
+                      "p₀ the measured fraction of fresh gradients.", replicas=limits.TARGET_REPLICAS))
     with page.guard():
         if sweep == "K":
             values = sorted(set(sweeps.k_grid(sel.m, limits.SWEEP_K_POINTS)) | {sel.K})
@@ -50,11 +51,12 @@ def body(sel: sidebar.Selection) -> None:
                                   sel.seed, float(gamma), sweep)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
         if any("simulated_time" not in r for r in rows):
-            st.caption("Some points were not simulated (too many updates for one request at this T and m): "
-                       "their time to ε comes from the bound only, where there is one.")
+            st.caption(tr("Some points were not simulated (too many updates for one request at this T and m): "
+                          "their time to ε comes from the bound only, where there is one."))
         page.chart(view["figure"], rows + ref, f"time-to-target-vs-{sweep}",
                    claims.best_choice(rows, sweep, best_b, best_s, eps))
-        page.table(views.target_table(rows, ref, (best_b, best_s)), note=st.column_config.TextColumn(width="large"))
+        page.table(views.target_table(rows, ref, (best_b, best_s)),
+                   **{tr("note"): st.column_config.TextColumn(width="large")})
 
 
 page.fragment(body, sel)

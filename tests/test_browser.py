@@ -34,6 +34,10 @@ mirrored in the URL, so a link reproduces the view):
    "Use this cluster on every page" puts the trace in the sidebar of the runtime page (and
    ``stragglers=trace`` in its URL).  Before everything else, the server's first session opens
    ``/cluster?trace_example=heterogeneous`` (a deep link as the first request): that page, that example.
+4c. Every page with ``?lang=zh`` (then by the navigation links: the language stays): the title,
+   the navigation and the page hold Chinese, each character drawn by a real font (its pixels
+   differ from a code point no font has: no boxes), the URL keeps ``lang=zh``; screenshots
+   ``zh-<page>.png``.
 5. A hostile URL (junk and out-of-range values) gives notices, never an exception; a copied
    link brings its values back; the m slider reruns the page.
 
@@ -58,6 +62,8 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -80,6 +86,7 @@ PAGES = {
     "/local_sgd": ("local_sgd", "local sgd"),
     "/tradeoffs": ("tradeoffs", "trade-off"),
     "/cluster": ("cluster", "your cluster"),
+    "/sweep": ("sweep", "sweep"),
 }
 HOSTILE = "/?m=abc&lam=0&delay=nonsense&K=1000"
 COPIED = "/timeline?m=20&K=5&delay=exp&lam=2"
@@ -109,6 +116,10 @@ def chromium() -> Path:
         import playwright.sync_api  # noqa: F401
     except ImportError:
         bs.need("the playwright Python package (requirements-dev.txt)")
+    fonts = subprocess.run(["fc-list", ":lang=zh"], capture_output=True, text=True, check=False).stdout \
+        if shutil.which("fc-list") else ""
+    if not fonts.strip():
+        bs.need("CJK fonts for the Chinese pages (Debian's fonts-noto-cjk)")
     return bs.CHROMIUM
 
 
@@ -162,6 +173,7 @@ def test_dashboard_in_the_browser(server: str, browser, spec: Spec) -> None:
     part("moves", lambda: every_control_moves_and_the_others_keep_their_values(server, browser, spec, errors, problems))
     part("upload", lambda: a_trace_comes_in_through_the_upload_widget(server, browser, spec, errors, problems))
     part("your cluster", lambda: a_cluster_trace_is_read_and_used_everywhere(server, browser, spec, errors, problems))
+    part("中文", lambda: every_page_in_chinese(server, browser, errors, problems))
     part("page switch",
          lambda: clicking_a_page_while_a_run_is_going_loses_nothing(server, browser, spec, errors, problems))
     part("hostile URL", lambda: hostile_url_gives_notices_not_exceptions(server, browser, spec, errors, problems))
@@ -776,6 +788,56 @@ def a_deep_link_is_the_first_request(server: str, browser, errors: list[str], pr
             problems.add(f"[deep link] /cluster as the first request shows {title!r}", pg, "deep-link")
         if "heterogeneous" not in pg.locator('[data-testid="stMain"]').inner_text().lower():
             problems.add("[deep link] trace_example=heterogeneous is not the example shown", pg, "deep-link-value")
+    finally:
+        pg.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# 4c. every page in Chinese: characters, not boxes
+# ---------------------------------------------------------------------------------------------
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+# the pixels of each character drawn in the page's own font stack, against those of a code point
+# no font has (plane 16, private use): a character drawn exactly like it is a box (tofu)
+TOFU_JS = r"""(chars) => {
+  const c = document.createElement('canvas'); c.width = 48; c.height = 48;
+  const g = c.getContext('2d', {willReadFrequently: true});
+  const family = getComputedStyle(document.querySelector('[data-testid="stMain"] p') || document.body).fontFamily;
+  const draw = (ch) => { g.clearRect(0, 0, 48, 48); g.font = `32px ${family}`; g.fillText(ch, 4, 36);
+                         return g.getImageData(0, 0, 48, 48).data.join(','); };
+  const box = draw('\u{10FFFD}');
+  return chars.filter(ch => draw(ch) === box);
+}"""
+
+
+def every_page_in_chinese(server: str, browser, errors: list[str], problems: Problems) -> None:
+    """Open the app with ?lang=zh, then click through every page: each shows Chinese (its title
+    and text), drawn with a font that has the characters; the URL keeps lang=zh."""
+    pg = bs.new_page(browser, errors)
+    try:
+        bs.open_url(pg, server + "/?lang=zh", charts=True)
+        for path, (name, _) in PAGES.items():
+            if path != "/":
+                before = bs.runs(pg)
+                bs.click_page(pg, path)
+                bs.settle(pg, before, f"clicking {path} in Chinese", charts=True)
+            title = pg.locator("h1").first.inner_text()
+            text = pg.locator('[data-testid="stMain"]').inner_text()
+            nav = " ".join(pg.locator(bs.NAV_LINK).all_inner_texts())
+            if not CJK.search(title) or len(CJK.findall(text)) < 30 or len(CJK.findall(nav)) < 10:
+                problems.add(f"[中文] {path}: too little Chinese (title {title!r}, {len(CJK.findall(text))} "
+                             f"characters in the page, navigation {nav!r})", pg, f"zh-{name}")
+            if bs.query_of(pg.url).get("lang") != ["zh"]:
+                problems.add(f"[中文] {path}: the URL lost lang=zh: {pg.url}")
+            sample = sorted(set(CJK.findall(title + text)))[:60]
+            tofu = pg.evaluate(TOFU_JS, sample)
+            if tofu:
+                problems.add(f"[中文] {path}: drawn as boxes (no CJK font?): {''.join(tofu)}", pg, f"zh-tofu-{name}")
+            for p in bs.clean_problems(pg, f"[中文] {path}"):
+                problems.add(p, pg, f"zh-{name}")
+            bs.screenshot(pg, f"zh-{name}")
+    except (AssertionError, bs.PlaywrightError) as exc:
+        problems.add(f"[中文] stopped: {exc}", pg, "zh-stopped")
     finally:
         pg.close()
 

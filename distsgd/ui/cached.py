@@ -18,6 +18,11 @@ Two kinds of cache, both process-wide (one entry serves every session of the cla
   trace (≈ 10 ms a figure, on every rerun); a resource hit returns the object itself.  Views are
   shared by every session, so nobody may change them: the pages only read them (the figure is
   serialised by ``st.plotly_chart``, which copies it; rows are read and copied into tables).
+
+What a person reads is in their language (DESIGN §10), so no text made for display is cached: a
+figure is built in English and translated at display (:func:`distsgd.ui.i18n.figure`), and a
+view's sentence, table or skip reason is made on each run by an uncached wrapper around the
+cached part (``whatif_view``, ``error_view``, ``persistence_view``).
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from ..traces import Trace
 from ..whatif import READINGS, what_if
 from . import claims, views
 from . import trace_figures as trace_plots
+from .i18n import N_, translate
 from .limits import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
@@ -91,6 +97,24 @@ _SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_W
 #: the UI's caps on one runtime chart's points (the library's defaults are larger)
 _RUNTIME_CAPS: dict[str, Any] = {"analytic_work": CHART_ANALYTIC_WORK, "max_iterations": CHART_MAX_ITERATIONS}
 _QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
+#: why the library did not simulate a scheme of an error chart (the ``ParameterError``s of
+#: :func:`distsgd.error.simulate_error`'s caps, "parameter: detail"), which the pages show: the views
+#: below give them in the reader's language (:func:`distsgd.ui.i18n.translate` matches these forms;
+#: a change of wording in the library must be made here too)
+SKIP_REASONS = (
+    N_("time: {scheme} needs about {updates} updates to reach T = {time}; at most {cap} are simulated "
+       "here (shorten T or use fewer workers)"),
+    N_("replicas: simulating the timing of {replicas} runs of {scheme} up to T = {time} is too costly for one "
+       "request (≈ {seconds} s); use fewer replicas, a shorter T or fewer workers"),
+    N_("replicas: replicas × updates × K × dim ≈ {work} exceeds the cap {cap}; use fewer replicas or a "
+       "shorter time"),
+)
+
+
+def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An error chart's summary with each skipped scheme's reason in the reader's language (a
+    copy of the rows that have one: the cached summary is shared by every session)."""
+    return [{**s, "skipped": translate(s["skipped"])} if "skipped" in s else s for s in summary]
 
 
 @st.cache_data(**_CACHE)
@@ -254,23 +278,40 @@ def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K:
     return {"rows": rows, "figure": plots.speedup_figure(rows)}
 
 
-@st.cache_resource(**_VIEW)
 def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
                eps: float | None) -> dict[str, Any]:
     """The error chart: its rows, the summary of every scheme (skipped ones included, with the
-    reason), and with a target ε the first time each simulated scheme's mean reaches it."""
+    reason in the reader's language), and with a target ε the first time each simulated
+    scheme's mean reaches it."""
+    view = _error_view(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, eps)
+    if not any("skipped" in s for s in view["summary"]):
+        return view
+    return {**view, "summary": _reasons(view["summary"])}
+
+
+@st.cache_resource(**_VIEW)
+def _error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
+                replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
+                eps: float | None) -> dict[str, Any]:
     rows, summary = error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr)
     targets = (None if eps is None else
                views.times_to_target(rows, [s["scheme"] for s in summary if "skipped" not in s], eps))
     return {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
 
 
-@st.cache_resource(**_VIEW)
 def persistence_view(workers: Stragglers, m: int, problem: Problem, time: float, replicas: int, seed: int,
                      lr: LearningRate) -> dict[str, Any]:
     """Async with the chosen slow spells against the same spells without persistence (ρ = 0):
-    the staleness tail of each, and the error rows of both (the mean runtime is the same)."""
+    the staleness tail of each, and the error rows of both (the mean runtime is the same); or
+    why it was not simulated, in the reader's language."""
+    view = _persistence_view(workers, m, problem, time, replicas, seed, lr)
+    return {"skipped": translate(view["skipped"])} if "skipped" in view else view
+
+
+@st.cache_resource(**_VIEW)
+def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float, replicas: int, seed: int,
+                      lr: LearningRate) -> dict[str, Any]:
     scheme = (sweeps.build("async", m),)
     runs: dict[str, dict[str, Any]] = {}
     all_rows: list[dict[str, Any]] = []
@@ -327,16 +368,23 @@ def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
 
 
 @st.cache_resource(**_VIEW)
+def _whatif(trace: Trace, schemes: tuple[str, ...], K: int, H: int, stragglers: tuple[str, ...],
+            fit: str | None, budget: float, seed: int, problem: Problem, eps: float, gamma: float) -> dict[str, Any]:
+    rows, skipped = what_if(trace, schemes, K, H, stragglers=stragglers, fit=None if fit is None else parse_delay(fit),
+                            budget=budget, seed=seed, analytic_work=CHART_ANALYTIC_WORK,
+                            problem=problem, eps=eps, gamma=gamma)
+    return {"rows": rows, "skipped": skipped, "figure": trace_plots.whatif_figure(rows, READINGS)}
+
+
 def whatif_view(trace: Trace, schemes: tuple[str, ...], K: int, H: int, stragglers: tuple[str, ...],
                 fit: str | None, budget: float, seed: int, problem: Problem, eps: float, gamma: float
                 ) -> dict[str, Any]:
     """The what-if rows (:func:`distsgd.whatif.what_if`, the i.i.d. reading from the fit's spec,
-    with the bound's time to ε for ``problem``), their table, chart and sentence."""
-    rows, skipped = what_if(trace, schemes, K, H, stragglers=stragglers, fit=None if fit is None else parse_delay(fit),
-                            budget=budget, seed=seed, analytic_work=CHART_ANALYTIC_WORK,
-                            problem=problem, eps=eps, gamma=gamma)
-    return {"rows": rows, "skipped": skipped, "figure": trace_plots.whatif_figure(rows, READINGS),
-            "table": views.whatif_table(rows), "notice": claims.whatif(rows)}
+    with the bound's time to ε for ``problem``), their table, chart and sentence.  The rows and
+    the figure are shared by every session; the table and the sentence are text in the reader's
+    language, so they are made on each run (from a few rows: cheap), never cached."""
+    view = _whatif(trace, schemes, K, H, stragglers, fit, budget, seed, problem, eps, gamma)
+    return {**view, "table": views.whatif_table(view["rows"]), "notice": claims.whatif(view["rows"])}
 
 
 @st.cache_data(**_CACHE)

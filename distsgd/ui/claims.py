@@ -3,7 +3,9 @@
 A "what to notice" sentence is a claim: each function here returns text that is true for the
 inputs it is given — a general fact only under the condition that makes it one (memoryless,
 new-longer-than-used, …), and a comparison only when the numbers' uncertainties separate.
-No Streamlit here, so the tests can check every claim against the numbers it cites.
+No Streamlit calls here (only :func:`distsgd.ui.i18n.tr`, English outside a session), so the
+tests can check every claim against the numbers it cites.  Each sentence is one message with
+fields, whole, so a translator can reorder it (DESIGN §10).
 """
 
 from __future__ import annotations
@@ -14,8 +16,25 @@ from typing import Any
 from ..analytic import VALUE_KINDS
 from ..clusters import Cluster, Stragglers
 from ..delays import Delay, Exponential
+from .i18n import tr
 
 __all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence", "whatif"]
+
+#: the formulas in the sentences (LaTeX, the same in every language: fields of the messages)
+_FORMULAS = {"order_statistic": r"$\mathbb{E}[X_{K:m}]$", "runtime": r"$\mathbb{E}[T]$"}
+#: a sentence that ends with one of these (Chinese full-width punctuation) is followed by the
+#: next one without a space; English sentences are separated by one
+_CJK_END = "。！？；：）」"
+
+
+def _join(*sentences: str) -> str:
+    """Sentences as one paragraph: a space after an English sentence, none after a Chinese one."""
+    out = ""
+    for s in sentences:
+        if s:
+            out += s if not out or out.endswith(tuple(_CJK_END)) else " " + s
+    return out
+
 
 def interval(row: dict[str, Any] | None) -> tuple[float, float, str] | None:
     """What a runtime row says E[T] is: (low, high, source) — the analytic value when exact or
@@ -34,7 +53,8 @@ def interval(row: dict[str, Any] | None) -> tuple[float, float, str] | None:
 def _show(iv: tuple[float, float, str]) -> str:
     lo, hi, src = iv
     mid = (lo + hi) / 2
-    return f"{mid:.4g}" if src == "analytic" else f"{mid:.4g} (Monte Carlo, 95% CI ±{(hi - lo) / 2:.2g})"
+    return f"{mid:.4g}" if src == "analytic" else tr("{value:.4g} (Monte Carlo, 95% CI ±{half:.2g})",
+                                                      value=mid, half=(hi - lo) / 2)
 
 
 def ksync_vs_kasync(delay: Delay | Stragglers, m: int, K: int, ksync: dict[str, Any] | None,
@@ -49,42 +69,45 @@ def ksync_vs_kasync(delay: Delay | Stragglers, m: int, K: int, ksync: dict[str, 
     """
     src = delay.at(m) if isinstance(delay, Stragglers) else delay
     if K == m:
-        law = "At K = m both wait for every worker: K-sync and K-async are sync."
+        law = tr("At K = m both wait for every worker: K-sync and K-async are sync.")
     elif isinstance(src, Cluster):
         law = _cluster_law(src)
     elif isinstance(src, Exponential) and src.shift == 0:
-        law = ("With exponential delays (memoryless) K-sync and K-async have the same "
-               "$\\mathbb{E}[T] = (H_m - H_{m-K})/\\lambda$.")
+        law = tr("With exponential delays (memoryless) K-sync and K-async have the same {formula}.",
+                 formula=r"$\mathbb{E}[T] = (H_m - H_{m-K})/\lambda$")
     elif src.is_nlu:
-        law = ("This law is new-longer-than-used, so K-sync's $\\mathbb{E}[X_{K:m}]$ is an upper bound on "
-               "K-async's $\\mathbb{E}[T]$: on average K-async never waits longer.")
+        law = tr("This law is new-longer-than-used, so K-sync's {order_statistic} is an upper bound on "
+                 "K-async's {runtime}: on average K-async never waits longer.", **_FORMULAS)
     else:
-        law = ("This law is not new-longer-than-used, so neither scheme is ahead in general: cancelling a "
-               "long job and restarting it is a fresh draw, and K-sync can beat K-async (heavy tails, "
-               "Weibull k < 1).")
+        law = tr("This law is not new-longer-than-used, so neither scheme is ahead in general: cancelling a "
+                 "long job and restarting it is a fresh draw, and K-sync can beat K-async (heavy tails, "
+                 "Weibull k < 1).")
     a, b = interval(ksync), interval(kasync)
     if a is None or b is None:
         return law
-    here = f"Here (m = {m}, K = {K}): K-sync {_show(a)}, K-async {_show(b)}"
+    here = {"law": law, "m": m, "K": K, "ksync": _show(a), "kasync": _show(b)}
     if a[1] < b[0]:
-        return f"{law} {here}: K-sync is {((b[0] + b[1]) / (a[0] + a[1])):.3g}× faster."
+        return tr("{law} Here (m = {m}, K = {K}): K-sync {ksync}, K-async {kasync}: K-sync is {ratio:.3g}× faster.",
+                  ratio=(b[0] + b[1]) / (a[0] + a[1]), **here)
     if b[1] < a[0]:
-        return f"{law} {here}: K-async is {((a[0] + a[1]) / (b[0] + b[1])):.3g}× faster."
+        return tr("{law} Here (m = {m}, K = {K}): K-sync {ksync}, K-async {kasync}: K-async is {ratio:.3g}× faster.",
+                  ratio=(a[0] + a[1]) / (b[0] + b[1]), **here)
     if a[2] == b[2] == "analytic":
-        return f"{law} {here}: equal."
-    return f"{law} {here}: equal within the Monte Carlo error."
+        return tr("{law} Here (m = {m}, K = {K}): K-sync {ksync}, K-async {kasync}: equal.", **here)
+    return tr("{law} Here (m = {m}, K = {K}): K-sync {ksync}, K-async {kasync}: equal within the Monte Carlo error.",
+              **here)
 
 
 def _cluster_law(c: Cluster) -> str:
     """The general fact on K-sync against K-async for workers that are not i.i.d. (DESIGN §7)."""
     groups = c.groups
     if groups is not None and all(g.delay.is_nlu for g in groups):
-        return ("Every worker's law is new-longer-than-used, so K-sync's $\\mathbb{E}[X_{K:m}]$ over these "
-                "non-identical workers is an upper bound on K-async's $\\mathbb{E}[T]$.")
+        return tr("Every worker's law is new-longer-than-used, so K-sync's {order_statistic} over these "
+                  "non-identical workers is an upper bound on K-async's {runtime}.", **_FORMULAS)
     if c.kind == "markov":
-        return ("Under slow spells one mini-batch's law is the mixture $(1-\\pi)F(x) + \\pi F(x/s)$, which is not "
-                "new-longer-than-used: neither scheme is ahead in general.")
-    return "These workers' laws are not all new-longer-than-used: neither scheme is ahead in general."
+        return tr("Under slow spells one mini-batch's law is the mixture {mixture}, which is not "
+                  "new-longer-than-used: neither scheme is ahead in general.", mixture=r"$(1-\pi)F(x) + \pi F(x/s)$")
+    return tr("These workers' laws are not all new-longer-than-used: neither scheme is ahead in general.")
 
 
 def error_race(rows: list[dict[str, Any]], targets: dict[str, float], eps: float) -> str:
@@ -94,19 +117,20 @@ def error_race(rows: list[dict[str, Any]], targets: dict[str, float], eps: float
     horizon = max(r["time"] for r in rows)
     final = {r["scheme"]: r["simulated_mean"] for r in rows if r["time"] == horizon}
     reached = {k: t for k, t in targets.items() if t is not None and math.isfinite(t)}
-    parts = []
+    low = min(final, key=final.__getitem__)
     if reached:
         first = min(reached, key=reached.__getitem__)
-        parts.append(f"Here {first} reaches ε = {eps:g} first (simulated mean, t ≈ {reached[first]:.3g})")
+        text = tr("Here {first} reaches ε = {eps:g} first (simulated mean, t ≈ {t:.3g}); at T = {horizon:g} the "
+                  "lowest simulated mean error is {low}'s ({error:.3g}).",
+                  first=first, eps=eps, t=reached[first], horizon=horizon, low=low, error=final[low])
     else:
-        parts.append(f"No scheme's simulated mean reaches ε = {eps:g} within T = {horizon:g}")
-    low = min(final, key=final.__getitem__)
-    parts.append(f"at T = {horizon:g} the lowest simulated mean error is {low}'s ({final[low]:.3g})")
-    text = "; ".join(parts) + "."
+        text = tr("No scheme's simulated mean reaches ε = {eps:g} within T = {horizon:g}; at T = {horizon:g} the "
+                  "lowest simulated mean error is {low}'s ({error:.3g}).",
+                  eps=eps, horizon=horizon, low=low, error=final[low])
     if reached and low != min(reached, key=reached.__getitem__):
-        text += " Getting there first and levelling off lowest are different things: fewer gradients per " \
-                "update are quicker, more gradients average out more noise."
-    return text + " With fresh gradients the bound's floor F_K = ηLσ²/(2μbK) falls as 1/K."
+        text = _join(text, tr("Getting there first and levelling off lowest are different things: fewer gradients "
+                              "per update are quicker, more gradients average out more noise."))
+    return _join(text, tr("With fresh gradients the bound's floor F_K = ηLσ²/(2μbK) falls as 1/K."))
 
 
 def best_choice(rows: list[dict[str, Any]], x_name: str, best_bound: int | None, best_sim: int | None,
@@ -115,19 +139,21 @@ def best_choice(rows: list[dict[str, Any]], x_name: str, best_bound: int | None,
     def at(i: int, key: str) -> str:
         return f"{x_name} = {rows[i]['x']} (t ≈ {rows[i][key]:.3g})"
 
-    parts = []
-    if best_sim is not None:
-        parts.append(f"the simulated mean reaches ε = {eps:g} first at {at(best_sim, 'simulated_time')}")
-    if best_bound is not None:
-        parts.append(f"the bound at {at(best_bound, 'bound_time')}")
-    if not parts:
-        return (f"No point reaches ε = {eps:g}: lengthen the horizon T or raise ε. The best value balances "
-                "time per update against the error floor.")
-    text = "Here " + ", and ".join(parts) + "."
+    if best_sim is not None and best_bound is not None:
+        text = tr("Here the simulated mean reaches ε = {eps:g} first at {simulated}, and the bound at {bound}.",
+                  eps=eps, simulated=at(best_sim, "simulated_time"), bound=at(best_bound, "bound_time"))
+    elif best_sim is not None:
+        text = tr("Here the simulated mean reaches ε = {eps:g} first at {simulated}.",
+                  eps=eps, simulated=at(best_sim, "simulated_time"))
+    elif best_bound is not None:
+        text = tr("Here the bound at {bound}.", bound=at(best_bound, "bound_time"))
+    else:
+        return tr("No point reaches ε = {eps:g}: lengthen the horizon T or raise ε. The best value balances "
+                  "time per update against the error floor.", eps=eps)
     if best_sim is not None and best_bound is not None and rows[best_sim]["x"] != rows[best_bound]["x"]:
-        text += " The bound and the simulation disagree on the best value: the bound is loose."
-    return text + (" The best value balances time per update (fewer gradients are quicker) against the "
-                   "error floor (more gradients average out noise).")
+        text = _join(text, tr("The bound and the simulation disagree on the best value: the bound is loose."))
+    return _join(text, tr("The best value balances time per update (fewer gradients are quicker) against the "
+                          "error floor (more gradients average out noise)."))
 
 
 def _tail(counts: list[int], x: int) -> float:
@@ -145,30 +171,43 @@ def persistence(m: int, rho: float, runs: dict[str, dict[str, Any]]) -> str:
         return ""
     x = max(1, 10 * (m - 1))
     ta, tb = _tail(a["counts"], x), _tail(b["counts"], x)
-    text = (f"Mean staleness: {a['staleness_mean']:.3g} with {a_label}, {b['staleness_mean']:.3g} with {b_label} "
-            f"(the long-run mean is m − 1 = {m - 1} whatever ρ; these runs start with every worker on a fresh "
-            f"mini-batch, which keeps the early staleness lower). ")
+    text = tr("Mean staleness: {mean_a:.3g} with {a}, {mean_b:.3g} with {b} (the long-run mean is m − 1 = {mean} "
+              "whatever ρ; these runs start with every worker on a fresh mini-batch, which keeps the early "
+              "staleness lower).", mean_a=a["staleness_mean"], a=a_label, mean_b=b["staleness_mean"], b=b_label,
+              mean=m - 1)
     if ta == tb == 0:
-        text += f"No gradient reached staleness {x} = 10(m − 1) in these runs."
+        text = _join(text, tr("No gradient reached staleness {x} = 10(m − 1) in these runs.", x=x))
+    elif ta > tb:
+        text = _join(text, tr("Share of gradients with staleness ≥ {x} = 10(m − 1): {share_a:.3%} against "
+                              "{share_b:.3%} in these runs: heavier with persistence here (a long slow spell "
+                              "leaves its worker's gradient many updates behind).", x=x, share_a=ta, share_b=tb))
     else:
-        text += (f"Share of gradients with staleness ≥ {x} = 10(m − 1): {ta:.3%} against {tb:.3%} in these runs"
-                 + (": heavier with persistence here (a long slow spell leaves its worker's gradient many updates "
-                    "behind)." if ta > tb else "."))
+        text = _join(text, tr("Share of gradients with staleness ≥ {x} = 10(m − 1): {share_a:.3%} against "
+                              "{share_b:.3%} in these runs.", x=x, share_a=ta, share_b=tb))
     fa, fb = a.get("final"), b.get("final")
     if fa and fb:
         (ma, la, ha), (mb, lb, hb) = fa, fb
-        verdict = ("higher with persistence" if la > hb else "lower with persistence" if ha < lb
-                   else "equal within the 95% intervals")
-        text += (f" Error at the horizon: {ma:.3g} [{la:.3g}, {ha:.3g}] with {a_label} against {mb:.3g} "
-                 f"[{lb:.3g}, {hb:.3g}] with {b_label}: {verdict}.")
+        values = {"error_a": ma, "low_a": la, "high_a": ha, "a": a_label,
+                  "error_b": mb, "low_b": lb, "high_b": hb, "b": b_label}
+        if la > hb:
+            verdict = tr("Error at the horizon: {error_a:.3g} [{low_a:.3g}, {high_a:.3g}] with {a} against "
+                         "{error_b:.3g} [{low_b:.3g}, {high_b:.3g}] with {b}: higher with persistence.", **values)
+        elif ha < lb:
+            verdict = tr("Error at the horizon: {error_a:.3g} [{low_a:.3g}, {high_a:.3g}] with {a} against "
+                         "{error_b:.3g} [{low_b:.3g}, {high_b:.3g}] with {b}: lower with persistence.", **values)
+        else:
+            verdict = tr("Error at the horizon: {error_a:.3g} [{low_a:.3g}, {high_a:.3g}] with {a} against "
+                         "{error_b:.3g} [{low_b:.3g}, {high_b:.3g}] with {b}: equal within the 95% intervals.",
+                         **values)
+        text = _join(text, verdict)
     return text
 
 
-def _compare(a: tuple[float, float, str], b: tuple[float, float, str]) -> str | None:
-    """'x% higher' / 'x% lower' of a against b when their intervals separate, else None."""
+def _compare(a: tuple[float, float, str], b: tuple[float, float, str]) -> tuple[str, bool] | None:
+    """How much a differs from b when their intervals separate: ('x%', a is higher), else None."""
     if a[0] > b[1] or a[1] < b[0]:
         ratio = (a[0] + a[1]) / (b[0] + b[1])
-        return f"{abs(ratio - 1):.0%} {'higher' if ratio > 1 else 'lower'}"
+        return f"{abs(ratio - 1):.0%}", ratio > 1
     return None
 
 
@@ -183,16 +222,36 @@ def whatif(rows: list[dict[str, Any]]) -> str:
         if replay is None or iid is None:
             continue
         diff = _compare(iid, replay)
-        text = (f"For {s}, the i.i.d. fit says E[T] = {_show(iid)} and the replay {_show(replay)}: "
-                + (f"the textbook model is {diff} than this cluster." if diff else
-                   "within their uncertainty, the textbook model gets this cluster right."))
+        fit = {"scheme": s, "fit": _show(iid), "replay": _show(replay)}
+        if diff is None:
+            text = tr("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: within their "
+                      "uncertainty, the textbook model gets this cluster right.", **fit)
+        elif diff[1]:
+            text = tr("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: the textbook model "
+                      "is {change} higher than this cluster.", change=diff[0], **fit)
+        else:
+            text = tr("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: the textbook model "
+                      "is {change} lower than this cluster.", change=diff[0], **fit)
         dropped = by.get(("stragglers dropped", s))
         if dropped is not None:
-            d = _compare(dropped, replay)
-            text += (f" Without its stragglers it would take {_show(dropped)}"
-                     + (f" ({d})." if d else ", no clear change."))
+            d, t = _compare(dropped, replay), _show(dropped)
+            if d is None:
+                text = _join(text, tr("Without its stragglers it would take {time}, no clear change.", time=t))
+            elif d[1]:
+                text = _join(text, tr("Without its stragglers it would take {time} ({change} higher).",
+                                      time=t, change=d[0]))
+            else:
+                text = _join(text, tr("Without its stragglers it would take {time} ({change} lower).",
+                                      time=t, change=d[0]))
         if backup is not None and s == "sync":
-            b = _compare(backup, replay)
-            text += f" Keeping them as backup workers: {_show(backup)}" + (f" ({b})." if b else ", no clear change.")
+            b, t = _compare(backup, replay), _show(backup)
+            if b is None:
+                text = _join(text, tr("Keeping them as backup workers: {time}, no clear change.", time=t))
+            elif b[1]:
+                text = _join(text, tr("Keeping them as backup workers: {time} ({change} higher).",
+                                      time=t, change=b[0]))
+            else:
+                text = _join(text, tr("Keeping them as backup workers: {time} ({change} lower).",
+                                      time=t, change=b[0]))
         return text
-    return "Compare the i.i.d. fit's bars with the replay's: the difference is what the textbook model gets wrong."
+    return tr("Compare the i.i.d. fit's bars with the replay's: the difference is what the textbook model gets wrong.")

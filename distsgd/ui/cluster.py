@@ -14,14 +14,46 @@ import streamlit as st
 from ..examples import EXAMPLES, example_trace
 from ..traces import Trace, load_trace
 from . import state
+from .i18n import N_, tr
 from .limits import TRACE_MAX_BYTES
 from .sidebar import CLUSTER_TRACE, choice, read_upload
 
-__all__ = ["choose_trace", "use_cluster"]
+__all__ = ["choose_trace", "use_cluster", "describe"]
 
 _PARSED = "_page_trace"  # session key: (file id, mapping, Trace or None, message, columns)
-_ROLES = ("worker", "step", "duration")
+_ROLES = {"worker": N_("worker"), "step": N_("step"), "duration": N_("duration")}  # role → its box's label
 _NONE = "—"
+#: the bundled examples' titles and descriptions (distsgd.examples), marked for translation
+_EXAMPLE_TEXTS = frozenset({
+    N_("One persistent slow machine"),
+    N_("Eight workers of which gpu-06 takes about 1.8 times its step's median at every step: the summary "
+       "flags it as a persistent straggler, it is the last to finish every step, so sync always waits "
+       "for it and K-sync with K = 7 never does."),
+    N_("A straggler emerges mid-run"),
+    N_("Ten workers of which gpu-04 and gpu-09 run normally for five sixths of the run and about five "
+       "times slower from step 500: their slowdown over the whole run is about 1, the summary's "
+       "windows flag them from about step 470 (a window starts before the change), and a sync "
+       "iteration of the last sixth takes more than four times as long as one before it."),
+    N_("A heterogeneous cluster"),
+    N_("Ten workers of two hardware generations, five at about 0.45 times the step median and five at "
+       "1.5–2 times, with occasional random slow steps: the old generation is flagged as persistent "
+       "stragglers, and K-sync with K = 5, which waits for the new generation only, runs about four "
+       "times faster than sync."),
+})
+
+
+def _example_text(text: str) -> str:
+    """An example's title or description in the current language (as it is if not marked above)."""
+    return tr(text) if text in _EXAMPLE_TEXTS else text
+
+
+def describe(trace: Trace) -> str:
+    """:meth:`Trace.describe` in the current language (the same line in English)."""
+    if trace.layout == "column":
+        return tr("{name}: {n} times in one column (pooled use only)", name=trace.name, n=trace.pooled.size)
+    return tr("{name}: {m} workers × {steps} complete steps ({dropped} dropped, {duplicates} duplicates, "
+              "{missing} missing)", name=trace.name, m=trace.m, steps=len(trace.complete_steps),
+              dropped=trace.dropped_steps, duplicates=trace.duplicates, missing=trace.missing)
 
 
 def _columns(data: bytes, name: str) -> list[str]:
@@ -42,12 +74,12 @@ def _parse(up: Any, mapping: dict[str, str] | None) -> tuple[Trace | None, str, 
 
 
 def _uploaded() -> Trace | None:
-    up = st.file_uploader("per-worker step times (CSV, TSV or Parquet)", type=["csv", "tsv", "parquet"],
+    up = st.file_uploader(tr("per-worker step times (CSV, TSV or Parquet)"), type=["csv", "tsv", "parquet"],
                           key="page_trace")
     if up is None:  # back on the page after another: the file last parsed, if it was a trace
         got = st.session_state.get(_PARSED)
         if got is not None and got[2] is not None:
-            st.caption(f"Showing {got[2].name}, uploaded earlier; upload a file to replace it.")
+            st.caption(tr("Showing {name}, uploaded earlier; upload a file to replace it.", name=got[2].name))
             return got[2]
         return None
     mapping = {r: v for r in _ROLES if (v := st.session_state.get(f"map_{r}", _NONE)) != _NONE} or None
@@ -59,18 +91,19 @@ def _uploaded() -> Trace | None:
     if trace is None:
         st.error(state.plain(why), icon=":material/error:")
         if cols:
-            st.caption("Say which column is what (a wide file: map only the step column, if any):")
-            for c, role in zip(st.columns(3), _ROLES, strict=True):
-                c.selectbox(role, [_NONE, *cols], key=f"map_{role}")
+            st.caption(tr("Say which column is what (a wide file: map only the step column, if any):"))
+            for c, (role, label) in zip(st.columns(3), _ROLES.items(), strict=True):
+                c.selectbox(tr(label), [_NONE, *cols], key=f"map_{role}")
     return trace
 
 
 def choose_trace() -> Trace | None:
     """A bundled example or an upload (``trace_source``), or None when nothing is chosen yet."""
-    if choice("trace_source", labels={"example": "bundled example", "upload": "upload"}, radio=True) == "upload":
+    if choice("trace_source", labels={"example": tr("bundled example"), "upload": tr("upload")},
+              radio=True) == "upload":
         return _uploaded()
-    name = choice("trace_example", labels={n: e.title for n, e in EXAMPLES.items()})
-    st.caption(EXAMPLES[name].description)
+    name = choice("trace_example", labels={n: _example_text(e.title) for n, e in EXAMPLES.items()})
+    st.caption(_example_text(EXAMPLES[name].description))
     return example_trace(name)
 
 
@@ -78,5 +111,7 @@ def use_cluster(trace: Trace) -> None:
     """on_click of "Use this cluster": the sidebar's Stragglers section replays this trace."""
     st.session_state[CLUSTER_TRACE] = (f"page:{trace.digest}", trace, "")
     state.set_value("stragglers", "trace")
-    state.notify(f"Every page now uses {trace.name} ({trace.m} workers, "
-                 f"{state.value('trace_mode')}): see Stragglers in the sidebar.", once=True)
+    mode = state.value("trace_mode")
+    label = state.CHOICE_LABELS["trace_mode"].get(mode, mode)  # the mode's name, as the sidebar shows it
+    state.notify(tr("Every page now uses {name} ({m} workers, {mode}): see Stragglers in the sidebar.",
+                    name=trace.name, m=trace.m, mode=tr(label)), once=True)

@@ -1,4 +1,4 @@
-"""The dashboard in English and Chinese (DESIGN §10): message catalogues and their use.
+r"""The dashboard in English and Chinese (DESIGN §10): message catalogues and their use.
 
 Every visible string is written in English in the code, as the message id of a call
 ``tr("… {name} …", name=value)`` (or marked ``N_("…")`` where it is translated later, e.g. a
@@ -7,6 +7,8 @@ catalogue: gettext ``.po`` files under ``locales/<lang>/LC_MESSAGES/`` (one per 
 so each can be edited alone), read with Babel when first needed.  English needs no catalogue:
 the id is the text.  Placeholders are ``str.format`` fields; a translation must use the same set
 (tests/test_i18n.py checks it, and that every id Babel's extractor finds has a translation).
+A message with fields is filled by ``str.format``, so LaTeX in it (``\mathbb{E}``) would read as
+a field: pass a formula as a field's value instead.
 
 Why gettext ``.po`` and not a plain dict: it is the format translators' tools (Poedit, Weblate)
 read and that ``pybabel extract`` produces from the code, with room for translator comments;
@@ -14,9 +16,11 @@ reading the ``.po`` directly (no compiled ``.mo``) keeps one source of truth in 
 
 Figures are built in English by :mod:`distsgd.plots` (the library has no languages);
 :func:`figure` translates a finished figure's titles, axis titles and legend names, matching each
-against the catalogue's ids — exactly, or as a template with ``{fields}`` whose values are
-translated in turn — and keeps the English name of each trace in its ``meta`` (``{"name": …}``),
-so tests tell theory from simulation in every language (DESIGN §5).
+against the catalogue's ids — exactly, or as one of the figure templates registered by
+:mod:`distsgd.ui.figure_text` (ids with ``{fields}`` whose values are translated in turn; only
+those, so a sentence template elsewhere never rewrites a chart) — and keeps the English name of
+each trace in its ``meta`` (``{"name": …}``), so tests tell theory from simulation in every
+language (DESIGN §5).
 
 >>> fill("{a} and {b}", {"a": 1, "b": 2})
 '1 and 2'
@@ -26,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +38,14 @@ import streamlit as st
 from babel.messages.pofile import read_po
 
 __all__ = ["LANGUAGES", "LOCALES", "tr", "N_", "language", "set_language", "catalogue", "figure",
-           "translate", "fill", "fields", "from_locale"]
+           "translate", "fill", "fields", "from_locale", "figure_templates"]
 
 #: the languages, code → its own name (the selector shows these)
 LANGUAGES = {"en": "English", "zh": "中文"}
 LOCALES = Path(__file__).resolve().parent / "locales"
 _LANG = "_lang"  # session key: the language of this run (set by state.start / the selector)
+_SPEC = re.compile(r"\{[A-Za-z_]\w*(?:![rsa])?:[^{}]*\}")
+_FIGURE_IDS: set[str] = set()  # the ids figures are matched against as templates (figure_templates)
 _FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}(?!\})")
 
 
@@ -95,15 +102,21 @@ def tr(msgid: str, /, **values: Any) -> str:
     return fill(text, values)
 
 
+def figure_templates(ids: Iterable[str]) -> None:
+    """Register the ids a figure's text may be an instance of (:mod:`distsgd.ui.figure_text`)."""
+    _FIGURE_IDS.update(ids)
+    _templates.cache_clear()
+
+
 @functools.cache
 def _templates(lang: str) -> list[tuple[re.Pattern[str], str]]:
-    """The catalogue's ids with fields, as patterns that capture the fields' values (longest
-    literal text first, so the most specific template wins)."""
+    """The registered figure ids with fields, as patterns that capture the fields' values
+    (longest literal text first, so the most specific template wins)."""
     out = []
     for msgid, text in catalogue(lang).items():
         names = _FIELD.findall(msgid)
-        if not names or len(set(names)) != len(names):
-            continue
+        if msgid not in _FIGURE_IDS or not names or len(set(names)) != len(names) or _SPEC.search(text):
+            continue  # a field with a format spec (:.3g) cannot be filled with the text it matched
         parts = _FIELD.split(msgid)  # literal, name, literal, name, …
         rx = "".join(re.escape(p.replace("{{", "{").replace("}}", "}")) if i % 2 == 0 else f"(?P<{p}>.+?)"
                      for i, p in enumerate(parts))
@@ -130,6 +143,13 @@ def translate(text: str, lang: str | None = None) -> str:
     return text
 
 
+def _title(obj: Any, lang: str) -> None:
+    """Translate ``obj.title.text`` in place, if ``obj`` has one."""
+    title = getattr(obj, "title", None) if obj is not None else None
+    if title is not None and title.text:
+        title.text = translate(title.text, lang)
+
+
 def figure(fig: Any) -> Any:
     """Translate a plotly figure's visible text in place (title, axis and legend titles, trace
     names, annotations); each trace keeps its English name in ``meta["name"]``."""
@@ -141,23 +161,19 @@ def figure(fig: Any) -> Any:
             trace.meta = {**meta, "name": meta.get("name", name)}
             if lang != "en":
                 trace.name = translate(name, lang)
-        group = getattr(trace, "legendgrouptitle", None)
-        if lang != "en" and group is not None and group.text:
-            group.text = translate(group.text, lang)
-        bar = getattr(trace, "colorbar", None)
-        if lang != "en" and bar is not None and bar.title and bar.title.text:
-            bar.title.text = translate(bar.title.text, lang)
+        if lang != "en":
+            group = getattr(trace, "legendgrouptitle", None)
+            if group is not None and group.text:
+                group.text = translate(group.text, lang)
+            _title(getattr(trace, "colorbar", None), lang)
     if lang == "en":
         return fig
     layout = fig.layout
     for obj in [layout, layout.legend, *[layout[k] for k in layout if re.match(r"[xy]axis\d*$", k)]]:
-        if obj is not None and obj.title is not None and obj.title.text:
-            obj.title.text = translate(obj.title.text, lang)
+        _title(obj, lang)
     for ann in layout.annotations or ():
         if ann.text:
             ann.text = translate(ann.text, lang)
-    if layout.coloraxis is not None and layout.coloraxis.colorbar is not None:
-        t = layout.coloraxis.colorbar.title
-        if t is not None and t.text:
-            t.text = translate(t.text, lang)
+    if layout.coloraxis is not None:
+        _title(layout.coloraxis.colorbar, lang)
     return fig

@@ -13,7 +13,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import sweeps
 from ..params import ParameterError
-from . import i18n, state
+from . import figure_text, i18n, state  # noqa: F401 - figure_text registers the chart texts
+from .i18n import tr
 from .limits import LOCAL_SGD_FREE_D
 
 _BOX = "_notice_box"
@@ -22,7 +23,8 @@ _IN_FRAGMENT = "_in_fragment"
 
 def header(title: str, intro: str, latex: str | Sequence[str] = ()) -> None:
     """Title, a sentence, the formulas; under them a place for this run's notices (filled by
-    :func:`show_notices` at the end of the run, so notices raised anywhere in it appear)."""
+    :func:`show_notices` at the end of the run, so notices raised anywhere in it appear).
+    ``title`` and ``intro`` come translated (``tr("…")`` at the call); formulas are not."""
     st.title(title)
     st.markdown(intro)
     for f in [latex] if isinstance(latex, str) else latex:
@@ -73,15 +75,17 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
 
     ``rows`` (or a function that gives them, for a large table) become CSV only when the
     button is clicked, never on a rerun."""
-    st.plotly_chart(i18n.figure(fig), width="stretch", key=f"chart-{name}")
+    # a cached figure is shared by every session: translate a copy, never the figure itself
+    st.plotly_chart(i18n.figure(fig if i18n.language() == "en" else type(fig)(fig)), width="stretch",
+                    key=f"chart-{name}")
     if notice:
-        st.caption(f"**What to notice.** {notice}")
+        st.caption(tr("**What to notice.** {notice}", notice=notice))
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
     def csv() -> str:
         return sweeps.to_csv(rows() if callable(rows) else rows)
 
-    st.download_button("Download the data (CSV)", csv, file_name=f"distsgd-{slug}.csv",
+    st.download_button(tr("Download the data (CSV)"), csv, file_name=f"distsgd-{slug}.csv",
                        mime="text/csv", key=f"csv-{slug}", on_click="ignore")
 
 
@@ -89,15 +93,15 @@ def simulated(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """A warning for each scheme a chart could not simulate (with the reason); the others."""
     for s in summary:
         if "skipped" in s:
-            st.warning(state.plain(f"Not simulated — {s['skipped']}"), icon=":material/warning:")
+            st.warning(state.plain(tr("Not simulated — {why}", why=s["skipped"])), icon=":material/warning:")
     return [s for s in summary if "skipped" not in s]
 
 
 def free_averaging_note(schemes: Sequence[str]) -> None:
     """Say the value of D this page uses for local SGD (it has no D control)."""
     if "local-sgd" in schemes:
-        st.caption(f"Local SGD here averages for free (D = {LOCAL_SGD_FREE_D:g}); its averaging time D is set on "
-                   "the *Local SGD and communication* page.")
+        st.caption(tr("Local SGD here averages for free (D = {D}); its averaging time D is set on "
+                      "the *Local SGD and communication* page.", D=f"{LOCAL_SGD_FREE_D:g}"))
 
 
 def cell(v: Any) -> str:
@@ -111,7 +115,8 @@ def cell(v: Any) -> str:
 
 
 def table(rows: Sequence[dict[str, Any]], **column_config: Any) -> None:
-    """A read-only table of dicts, every cell formatted by :func:`cell`."""
+    """A read-only table of dicts, every cell formatted by :func:`cell` (headers as given: a
+    ``column_config`` names a column by its header in the current language)."""
     st.dataframe([{k: cell(v) for k, v in r.items()} for r in rows], hide_index=True, width="stretch",
                  column_config=column_config or None)
 
@@ -122,19 +127,38 @@ def guard() -> Iterator[None]:
     try:
         yield
     except ParameterError as exc:
-        st.error(f"Cannot compute this view: {state.plain(str(exc))}", icon=":material/block:")
+        st.error(_cannot(exc), icon=":material/block:")
     except Exception as exc:  # the hosted app never shows a traceback
-        st.error(f"Something went wrong computing this view ({type(exc).__name__}). "
-                 "Try other settings; the issue has been logged.", icon=":material/block:")
+        st.error(tr("Something went wrong computing this view ({error}). "
+                    "Try other settings; the issue has been logged.", error=type(exc).__name__),
+                 icon=":material/block:")
         import logging
         logging.getLogger("distsgd").exception("page error")
+
+
+def _cannot(exc: ParameterError) -> str:
+    """The message for bad input: the library's text (``parameter: detail``, English).  In another
+    language the parameter is named by its control's label (when exactly one control has that key
+    or, failing that, that domain name) and the detail is translated where a catalogue has its
+    form (:meth:`Domain.check`'s "must be …", e.g.), else kept in English."""
+    text, prefix = str(exc), f"{exc.parameter}: "
+    if i18n.language() == "en" or not text.startswith(prefix):
+        return tr("Cannot compute this view: {why}", why=state.plain(i18n.translate(text)))
+    mine = [c for c in state.CONTROLS.values() if c.key == exc.parameter] or \
+        [c for c in state.CONTROLS.values() if c.domain is not None and c.domain.name == exc.parameter]
+    name, detail = (tr(mine[0].label) if len(mine) == 1 else exc.parameter), text[len(prefix):]
+    said = i18n.translate(f"{name}: {detail}")  # a form the catalogues know, its fields translated
+    if said != f"{name}: {detail}":
+        return tr("Cannot compute this view: {why}", why=state.plain(said))
+    return tr("Cannot compute this view: {parameter}: {detail}", parameter=state.plain(name),
+              detail=state.plain(detail))
 
 
 def m_values(fixed: int | None, grid: Sequence[int]) -> tuple[int, ...]:
     """The m values of a chart over m: the grid, or only the m a measured trace fixes (with a note)."""
     if fixed is None:
         return tuple(grid)
-    st.info(f"A measured trace fixes m = {fixed}: this chart shows that m only.")
+    st.info(tr("A measured trace fixes m = {m}: this chart shows that m only.", m=fixed))
     return (fixed,)
 
 
@@ -145,10 +169,11 @@ def stragglers_note(workers: Any) -> None:
     st.latex(r"\text{with stragglers: }\ \mathbb{E}[T_{K\text{-sync}}]=\int_0^\infty "
              r"P\big(\#\{i: X_i\le x\}<K\big)\,dx,\quad "
              r"\mathbb{E}[T_{K\text{-batch-async}}]=\frac{K}{\sum_i 1/\mathbb{E}[X_i]}")
-    st.caption("The workers are not identical here: K-sync (and sync, K = m) is the K-th of independent, "
-               "non-identical times, a Poisson-binomial integral (for slow spells, a mixture over how many "
-               "workers are slow, exact whatever ρ; for a replayed trace, the mean over its steps); async and "
-               "K-batch-async run at the sum of the workers' rates; K-async has a bound only when every worker's "
-               "law is new-longer-than-used; K-batch-sync is the K-th point of the superposed renewal processes "
-               "and local SGD the largest of the workers' sums of H times, each with one law per group of workers "
-               "(under slow spells both have Monte Carlo only; a replayed trace gives local SGD exactly).")
+    st.caption(tr("The workers are not identical here: K-sync (and sync, K = m) is the K-th of independent, "
+                  "non-identical times, a Poisson-binomial integral (for slow spells, a mixture over how many "
+                  "workers are slow, exact whatever ρ; for a replayed trace, the mean over its steps); async and "
+                  "K-batch-async run at the sum of the workers' rates; K-async has a bound only when every worker's "
+                  "law is new-longer-than-used; K-batch-sync is the K-th point of the superposed renewal processes "
+                  "and local SGD the largest of the workers' sums of H times, each with one law per group of "
+                  "workers (under slow spells both have Monte Carlo only; a replayed trace gives local SGD "
+                  "exactly)."))

@@ -6,6 +6,7 @@ Drawn by ``app.py`` on every page; returns a :class:`Selection` the pages read.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -18,15 +19,15 @@ from ..delays import Delay, Empirical, Exponential, LogNormal, Pareto, Truncated
 from ..params import ParameterError
 from ..traces import Trace, load_trace
 from . import state
-from .i18n import LANGUAGES
+from .i18n import LANGUAGES, N_, tr
 from .limits import NORMAL_MEAN_MIN_STDS, TRACE_MAX_BYTES, UI_BUDGETS
 
 SIDEBAR_KEYS = ("delay", "lam", "delta", "xm", "alpha", "ln_mu", "ln_sigma", "n_mean", "n_std",
                 "w_shape", "w_scale", "u_low", "u_high", "stragglers", "slow", "slowdown", "slow_fraction",
                 "persistence", "trace_mode", "m", "K", "H", "schemes", "seed", "budget", "lang")
 
-STRAGGLER_LABELS = {"none": "none (i.i.d. workers)", "static": "b slow workers", "markov": "slow spells (random)",
-                    "trace": "measured per-worker trace"}
+STRAGGLER_LABELS = {"none": N_("none (i.i.d. workers)"), "static": N_("b slow workers"),
+                    "markov": N_("slow spells (random)"), "trace": N_("measured per-worker trace")}
 STRAGGLER_PARAMS = {"none": (), "static": ("slow", "slowdown"), "markov": ("slow_fraction", "persistence", "slowdown"),
                     "trace": ("trace_mode",)}
 
@@ -37,12 +38,13 @@ FAMILY_PARAMS = {
     "trace": ("delta",),
 }
 FAMILY_LABELS = {
-    "exp": "exponential", "shifted-exp": "shifted exponential Δ + Exp(λ)", "pareto": "Pareto (heavy tail)",
-    "lognormal": "lognormal", "normal": "normal, truncated at 0", "weibull": "Weibull",
-    "uniform": "uniform", "trace": "measured trace (upload)",
+    "exp": N_("exponential"), "shifted-exp": N_("shifted exponential Δ + Exp(λ)"),
+    "pareto": N_("Pareto (heavy tail)"), "lognormal": N_("lognormal"), "normal": N_("normal, truncated at 0"),
+    "weibull": N_("Weibull"), "uniform": N_("uniform"), "trace": N_("measured trace (upload)"),
 }
 
-#: the selects that show labels instead of their raw options (the browser test reads this)
+#: the selects that show labels instead of their raw options (the browser test reads this; the
+#: labels are English message ids, shown through ``tr``)
 OPTION_LABELS = {"delay": FAMILY_LABELS, "stragglers": STRAGGLER_LABELS}
 
 
@@ -63,30 +65,41 @@ class Selection:
 
 def number(key: str, where: Any = None, bounds: tuple[float, float] | None = None,
            slider: bool = True, help: str | None = None) -> Any:
-    """A slider or number box bound to a declared control (its value kept in the store)."""
+    """A slider or number box bound to a declared control (its value kept in the store); its label
+    and help in the current language (``help`` given here is shown as it is)."""
     c = state.CONTROLS[key]
     where = where or st
     args = state.widget_args(key, bounds)
     bind = state.bind(key, (args["min_value"], args["max_value"]))
     if args["min_value"] >= args["max_value"]:  # one value allowed: no widget, but the key holds it
         v = state.value(key)
-        where.markdown(f"{c.label}: **{v}**")
+        where.markdown(tr("{label}: **{value}**", label=tr(c.label), value=v))
         return v
     f = where.slider if slider else where.number_input
-    return f(c.label, help=help or c.help or None, **args, **bind)
+    return f(tr(c.label), help=help or (tr(c.help) if c.help else None), **args, **bind)
+
+
+def _formatter(texts: dict[str, str]) -> Callable[[Any], str]:
+    """A format_func showing texts translated now, in this run: Streamlit may call it outside the
+    run (AppTest does, where the language is unknown), so it must not call ``tr`` itself."""
+    return lambda v: texts.get(v, str(v))
 
 
 def choice(key: str, where: Any = None, labels: dict[str, str] | None = None, radio: bool = False) -> Any:
+    """A select (radio, multiselect) bound to a declared control; each option shown by its label
+    (``labels``, else :data:`state.CHOICE_LABELS`, else the option itself) in the current language."""
     c = state.CONTROLS[key]
     assert c.options is not None
     where = where or st
     bind = state.bind(key)
-    fmt = (lambda v: labels.get(v, v)) if labels else str
+    shown = labels if labels is not None else state.CHOICE_LABELS.get(key, {})
+    help = tr(c.help) if c.help else None
+    fmt = _formatter({v: tr(shown[v]) if v in shown else str(v) for v in c.options})
     if c.multi:
-        return where.multiselect(c.label, options=list(c.options), help=c.help or None, **bind)
+        return where.multiselect(tr(c.label), options=list(c.options), help=help, **bind)
     f = where.radio if radio else where.selectbox
     kw = {"horizontal": True} if radio else {}
-    return f(c.label, options=list(c.options), format_func=fmt, help=c.help or None, **kw, **bind)
+    return f(tr(c.label), options=list(c.options), format_func=fmt, help=help, **kw, **bind)
 
 
 def _build_delay(family: str) -> Delay:
@@ -117,11 +130,12 @@ def read_upload(up: Any, parse: Callable[[Any], Any], what: str = "") -> tuple[A
     """(the parsed upload, "") or (None, why): over TRACE_MAX_BYTES, or the ParameterError
     ``parse`` raises (``what`` prefixes the size message)."""
     if up.size > TRACE_MAX_BYTES:
-        return None, f"{what}the file is larger than {TRACE_MAX_BYTES // 2**20} MiB"
+        return None, tr("{prefix}the file is larger than {size} MiB", prefix=tr(what) if what else "",
+                        size=TRACE_MAX_BYTES // 2**20)
     try:
         return parse(up), ""
     except ParameterError as exc:
-        return None, str(exc)
+        return None, state.explain(exc)
 
 
 def _uploaded(widget: str, store: str, parse: Callable[[Any], Any], what: str = "") -> None:
@@ -141,15 +155,15 @@ def _trace_uploaded() -> None:
 
 
 def _trace_delay(where: Any) -> Delay:
-    where.file_uploader("measured gradient times (CSV/text, one number per line; first column)",
+    where.file_uploader(tr("measured gradient times (CSV/text, one number per line; first column)"),
                         type=["csv", "txt", "tsv"], key="trace", on_change=_trace_uploaded)
     got = st.session_state.get(_TRACE)
     if got is None:
-        state.notify("Upload a trace of measured times to use it; showing exp(rate=1) meanwhile.")
+        state.notify(tr("Upload a trace of measured times to use it; showing exp(rate=1) meanwhile."))
         return DEFAULT_DELAY
     file_id, emp, why = got
     if emp is None:
-        state.notify(f"trace: {why}; showing exp(rate=1).")
+        state.notify(tr("trace: {why}; showing exp(rate=1).", why=why))
         return DEFAULT_DELAY
     shift = float(state.value("delta"))
     if shift == emp.shift:
@@ -167,7 +181,7 @@ CLUSTER_TRACE = "_cluster_trace"  # session key of the parsed per-worker trace: 
 
 def _cluster_trace_uploaded() -> None:
     """on_change of the per-worker trace uploader (Stragglers)."""
-    _uploaded("cluster_trace", CLUSTER_TRACE, lambda up: load_trace(up.getvalue(), name=up.name), "trace: ")
+    _uploaded("cluster_trace", CLUSTER_TRACE, lambda up: load_trace(up.getvalue(), name=up.name), N_("trace: "))
 
 
 def _stragglers(where: Any, delay: Delay) -> Stragglers:
@@ -175,18 +189,18 @@ def _stragglers(where: Any, delay: Delay) -> Stragglers:
     kind = choice("stragglers", where, STRAGGLER_LABELS)
     trace: Trace | None = None
     if kind == "trace":
-        where.file_uploader("per-worker step times (CSV, TSV or Parquet: worker, step, duration; or one "
-                            "column per worker)", type=["csv", "tsv", "parquet"], key="cluster_trace",
+        where.file_uploader(tr("per-worker step times (CSV, TSV or Parquet: worker, step, duration; or one "
+                               "column per worker)"), type=["csv", "tsv", "parquet"], key="cluster_trace",
                             on_change=_cluster_trace_uploaded)
         got = st.session_state.get(CLUSTER_TRACE)
         if got is None or got[1] is None:
-            state.notify("Upload a per-worker trace to use it; showing i.i.d. workers meanwhile." if got is None
-                         else f"{got[2]}; showing i.i.d. workers.")
+            state.notify(tr("Upload a per-worker trace to use it; showing i.i.d. workers meanwhile.") if got is None
+                         else tr("{error}; showing i.i.d. workers.", error=got[2]))
             return Stragglers(delay)
         trace = got[1]
         if trace.layout == "column":
-            state.notify("This file has times only (no worker column): use it as the delay law X "
-                         "(Delay distribution → measured trace); showing i.i.d. workers.")
+            state.notify(tr("This file has times only (no worker column): use it as the delay law X "
+                            "(Delay distribution → measured trace); showing i.i.d. workers."))
             return Stragglers(delay)
     for key in STRAGGLER_PARAMS[kind]:
         if key == "trace_mode":
@@ -199,7 +213,7 @@ def _stragglers(where: Any, delay: Delay) -> Stragglers:
     try:
         return Stragglers(delay, kind, trace=trace, **shown)
     except ParameterError as exc:  # e.g. s·X outside the law's domain: say so, and draw i.i.d. workers
-        state.notify(f"{exc}; showing i.i.d. workers.")
+        state.notify(tr("{error}; showing i.i.d. workers.", error=state.explain(exc)))
         return Stragglers(delay)
 
 
@@ -207,16 +221,33 @@ def _stragglers_caption(w: Stragglers, m: int) -> str:
     """One true sentence about the stragglers chosen, at the sidebar's m."""
     if w.kind == "static":
         b = min(w.slow, m)
-        return f"workers 1–{b} of {m} take {w.slowdown:g}·X every mini-batch" if b else "no slow worker (b = 0)"
+        return (tr("workers 1–{b} of {m} take {s:g}·X every mini-batch", b=b, m=m, s=w.slowdown) if b
+                else tr("no slow worker (b = 0)"))
     if w.kind == "markov":
         if w.slow_fraction == 0 or w.slowdown == 1:
-            return "no slow mini-batch (π = 0 or s = 1): i.i.d. workers"
+            return tr("no slow mini-batch (π = 0 or s = 1): i.i.d. workers")
         spell = 1 / ((1 - w.slow_fraction) * (1 - w.persistence))
-        return (f"a mini-batch is slow ({w.slowdown:g}·X) with long-run probability π = {w.slow_fraction:g}; "
-                f"a slow spell lasts {spell:.3g} mini-batches on average")
+        return tr("a mini-batch is slow ({s:g}·X) with long-run probability π = {pi:g}; a slow spell lasts "
+                  "{spell:.3g} mini-batches on average", s=w.slowdown, pi=w.slow_fraction, spell=spell)
     if w.kind == "trace":
-        return f"{w.trace.describe()}; {w.trace_mode}"
-    return "every mini-batch of every worker i.i.d. X"
+        label = state.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
+        t, mode = w.trace, tr(label)
+        if t.layout == "column":  # (such a file is refused above; Trace.describe's words, from its numbers)
+            return tr("{name}: {n} times in one column (pooled use only); {mode}", name=t.name, n=t.pooled.size,
+                      mode=mode)
+        return tr("{name}: {m} workers × {steps} complete steps ({dropped} dropped, {duplicates} duplicates, "
+                  "{missing} missing); {mode}", name=t.name, m=t.m, steps=len(t.complete_steps),
+                  dropped=t.dropped_steps, duplicates=t.duplicates, missing=t.missing, mode=mode)
+    return tr("every mini-batch of every worker i.i.d. X")
+
+
+def _delay_text(delay: Delay) -> str:
+    """The law's label (a formula, as it is), with a measured trace's words in the current language."""
+    label = delay.label
+    if isinstance(delay, Empirical):
+        name, n = os.path.basename(delay.file), delay.values.size
+        label = label.replace(f"trace {name} (n={n})", tr("trace {name} (n={n})", name=name, n=n))
+    return label
 
 
 def problem_controls() -> Any:
@@ -259,9 +290,9 @@ def _preset_chosen() -> None:
 def sidebar() -> Selection:
     sb = st.sidebar
     choice("lang", sb, LANGUAGES, radio=True)  # first: every other string depends on it
-    sb.selectbox("Preset", [NO_PRESET, *state.PRESETS], key="preset", on_change=_preset_chosen,
-                 help="Set every control at once to a classroom example.")
-    sb.subheader("Delay X of one gradient")
+    sb.selectbox(tr("Preset"), [NO_PRESET, *state.PRESETS], format_func=_formatter({n: tr(n) for n in state.PRESETS}),
+                 key="preset", on_change=_preset_chosen, help=tr("Set every control at once to a classroom example."))
+    sb.subheader(tr("Delay X of one gradient"))
     family = choice("delay", sb, FAMILY_LABELS)
     for key in FAMILY_PARAMS[family]:
         number(key, sb, bounds=_joint_bounds(key))
@@ -271,15 +302,15 @@ def sidebar() -> Selection:
         try:
             delay = _build_delay(family)
         except ParameterError as exc:
-            state.notify(f"{exc}; showing exp(rate=1) instead.")
+            state.notify(tr("{error}; showing exp(rate=1) instead.", error=state.explain(exc)))
             delay = DEFAULT_DELAY
-    sb.caption(f"X ~ {delay.label}, E[X] = {delay.mean:.4g}" + (" (NLU)" if delay.is_nlu else ""))
-    sb.subheader("Stragglers")
+    sb.caption(f"X ~ {_delay_text(delay)}, E[X] = {delay.mean:.4g}" + (" (NLU)" if delay.is_nlu else ""))
+    sb.subheader(tr("Stragglers"))
     workers = _stragglers(sb, delay)
-    sb.subheader("Workers and schemes")
+    sb.subheader(tr("Workers and schemes"))
     if workers.m is not None:  # a trace fixes m (the slider's own value is kept for later)
         m = workers.m
-        sb.markdown(f"workers m: **{m}** (the trace's)")
+        sb.markdown(tr("workers m: **{m}** (the trace's)", m=m))
     else:
         m = number("m", sb)
     sb.caption(_stragglers_caption(workers, int(m)))
@@ -287,9 +318,9 @@ def sidebar() -> Selection:
     H = number("H", sb)
     schemes = choice("schemes", sb)
     if not schemes:
-        state.notify("No scheme selected: showing sync.")
+        state.notify(tr("No scheme selected: showing sync."))
         schemes = ["sync"]
-    with sb.expander("Simulation"):
+    with sb.expander(tr("Simulation")):
         seed = number("seed", st, slider=False)
         budget = choice("budget", st)
     return Selection(delay=delay, workers=workers, m=int(m), K=int(K), H=int(H), schemes=tuple(schemes),

@@ -48,9 +48,14 @@ COLUMN_LABELS = {
 BANDS = {"mc_mean": ("mc_ci_low", "mc_ci_high"), "time_to_target": ("time_to_target_low", "time_to_target_high")}
 
 
+def what(column: str) -> str:
+    """What a column is, in the current language (its name if the page does not know it)."""
+    return tr(COLUMN_LABELS[column]) if column in COLUMN_LABELS else column
+
+
 def label(column: str) -> str:
-    """A column as the boxes and axes show it: what it is, then its name in the file."""
-    return f"{tr(COLUMN_LABELS[column])} ({column})" if column in COLUMN_LABELS else column
+    """A column as the boxes show it: what it is, then its name in the file (as code)."""
+    return f"{what(column)} (`{column}`)" if column in COLUMN_LABELS else f"`{column}`"
 
 
 def label_or_none(column: str | None) -> str:
@@ -116,8 +121,7 @@ def _sort_key(values: pd.Series) -> Any:
 def figure(df: pd.DataFrame, x: str, y: str, group: str | None) -> go.Figure:
     """``y`` against ``x``, one line per value of ``group`` (or one line), with the 95% band of
     ``y`` as error bars where the file has it; rows without a value of ``y`` are skipped."""
-    fig = _figure(tr("{y} against {x}", y=tr(COLUMN_LABELS.get(y, y)), x=tr(COLUMN_LABELS.get(x, x))),
-                  label(x), label(y))
+    fig = _figure(tr("{y} against {x}", y=what(y), x=what(x)), what(x), what(y))
     keys = [None] if group is None else sorted(df[group].dropna().unique(), key=str)
     for key in keys:
         part = df if key is None else df[df[group] == key]
@@ -131,8 +135,8 @@ def figure(df: pd.DataFrame, x: str, y: str, group: str | None) -> go.Figure:
             vals = part[y].to_numpy(dtype=float)
             err = {"type": "data", "symmetric": False, "array": np.nan_to_num(hi - vals),
                    "arrayminus": np.nan_to_num(vals - lo), "visible": True}
-        english = y if key is None else f"{group} = {key}"  # the language-free name (DESIGN §10)
-        shown = tr(COLUMN_LABELS.get(y, y)) if key is None else f"{tr(COLUMN_LABELS.get(group, group))} = {key}"
+        english = y if group is None else f"{group} = {key}"  # the language-free name (DESIGN §10)
+        shown = what(y) if group is None else f"{what(group)} = {show(key)}"
         fig.add_trace(go.Scatter(x=part[x].astype(str) if part[x].dtype == object else part[x], y=part[y],
                                  mode="lines+markers", name=shown, error_y=err, meta={"name": english}))
     return fig

@@ -1,6 +1,8 @@
 """What the pages show beside their charts, made from the cached results: the tables, and the
-numbers derived from a chart's rows.  Plain Python on a few hundred rows (no Streamlit and no
-core work beyond a search of one curve), so the pages stay short and a rerun stays cheap."""
+numbers derived from a chart's rows.  Plain Python on a few hundred rows (no widgets and no
+core work beyond a search of one curve), so the pages stay short and a rerun stays cheap.
+Tables come with their headers and words in the current language (:func:`distsgd.ui.i18n.tr`):
+build them at display, never inside a cached call."""
 
 from __future__ import annotations
 
@@ -12,9 +14,40 @@ import numpy as np
 
 from ..error import time_to_target
 from ..schemes import scheme_class
+from . import state
+from .i18n import N_, tr
 
 __all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "whatif_table",
-           "stragglers_sentence"]
+           "stragglers_sentence", "word", "workers_label"]
+
+#: fixed words and phrases of the library that the tables and pages show (an analytic result's
+#: kind, a what-if reading, why a point was not simulated, where a time to ε came from), marked
+#: here so the extractor finds them; :func:`word` shows one in the current language, and any
+#: other text of the library (a free-form reason, a method) as it is
+_WORDS = frozenset({
+    N_("exact"), N_("numerical"), N_("upper_bound"), N_("lower_bound"), N_("approximation"), N_("infinite"),
+    N_("unavailable"),
+    N_("replay"), N_("per-worker laws"), N_("i.i.d. fit"), N_("stragglers dropped"), N_("backup workers"),
+    N_("its shortest run exceeds this chart's Monte Carlo budget"), N_("over this table's Monte Carlo budget"),
+    N_("no straggler in this trace"), N_("every worker is a straggler"),
+    N_("bound"), N_("bound (ε is below its floor)"), N_("E[T] unknown"), N_("E[T] unknown (not simulated)"),
+    N_("p₀ unknown (not simulated)"),
+    # what a worker's time is spent on in a timeline (the keys of its shares)
+    N_("used"), N_("stale"), N_("cancelled"), N_("waiting"), N_("communicating"), N_("in flight"),
+})
+
+
+def word(text: Any) -> Any:
+    """One of the library's fixed words (:data:`_WORDS`) in the current language; ``bound
+    unavailable: …`` with its prefix translated; any other text (or None) unchanged."""
+    if not isinstance(text, str):
+        return text
+    if text in _WORDS:
+        return tr(text)
+    head, sep, rest = text.partition(": ")
+    if sep and head == "bound unavailable":
+        return tr("bound unavailable: {why}", why=rest)
+    return text
 
 
 def times_to_target(rows: Sequence[dict[str, Any]], labels: Sequence[str], eps: float) -> dict[str, float]:
@@ -28,48 +61,56 @@ def times_to_target(rows: Sequence[dict[str, Any]], labels: Sequence[str], eps: 
 
 
 def error_table(summary: Sequence[dict[str, Any]], targets: dict[str, float]) -> list[dict[str, Any]]:
-    """The error page's table: one row per simulated scheme."""
+    """The error page's table: one row per simulated scheme (headers and words in the current
+    language)."""
     return [{
-        "scheme": s["scheme"],
-        "time to ε (simulated mean)": ("never within T" if math.isinf(targets[s["scheme"]])
-                                       else targets[s["scheme"]]),
-        "bound": s["bound_kind"] if not s["bound_note"] else f"{s['bound_kind']}: {s['bound_note']}",
-        "bound floor": s["floor"], "E[T] used": s["runtime"], "E[T] from": s["runtime_kind"],
-        "γ used": s["gamma"] if s["staleness_mean"] is not None else None,
-        "p₀ used": s["p0"], "mean staleness": s["staleness_mean"],
-        "fresh fraction": s["fresh_fraction"]} for s in summary]
+        tr("scheme"): s["scheme"],
+        tr("time to ε (simulated mean)"): (tr("never within T") if math.isinf(targets[s["scheme"]])
+                                           else targets[s["scheme"]]),
+        tr("bound"): word(s["bound_kind"]) if not s["bound_note"] else f"{word(s['bound_kind'])}: {s['bound_note']}",
+        tr("bound floor"): s["floor"], tr("E[T] used"): s["runtime"],
+        tr("E[T] from"): word(s["runtime_kind"]),
+        tr("γ used"): s["gamma"] if s["staleness_mean"] is not None else None,
+        tr("p₀ used"): s["p0"], tr("mean staleness"): s["staleness_mean"],
+        tr("fresh fraction"): s["fresh_fraction"]} for s in summary]
+
+
+def _ci(r: dict[str, Any]) -> str:
+    """A row's 95% confidence interval, or why it was not simulated."""
+    if "mc_low" in r:
+        return f"[{r['mc_low']:.4g}, {r['mc_high']:.4g}]"
+    return tr("not simulated: {why}", why=word(r.get("mc_skipped", "")))
 
 
 def runtime_table(here: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The runtime page's table: every scheme at the sidebar's (m, K)."""
-    return [{"scheme": r["label"], "analytic E[T]": r["analytic"], "kind": r["kind"],
-             "method": r["method"], "Monte Carlo mean": r.get("mc_mean"),
-             "95% CI": (f"[{r['mc_low']:.4g}, {r['mc_high']:.4g}]" if "mc_low" in r
-                        else f"not simulated: {r.get('mc_skipped', '')}"),
-             "iterations": r.get("mc_iterations"),
-             "mean staleness": r.get("staleness_mean")} for r in here]
+    return [{tr("scheme"): r["label"], tr("analytic E[T]"): r["analytic"], tr("kind"): word(r["kind"]),
+             tr("method"): r["method"], tr("Monte Carlo mean"): r.get("mc_mean"),
+             tr("95% CI"): _ci(r), tr("iterations"): r.get("mc_iterations"),
+             tr("mean staleness"): r.get("staleness_mean")} for r in here]
 
 
 def _time(v: float | None) -> float | str | None:
-    return None if v is None else ("never" if math.isinf(v) else v)
+    return None if v is None else (tr("never") if math.isinf(v) else v)
 
 
 def _why(r: dict[str, Any]) -> str:
     """Why a cell is empty: the simulation's reason, or the bound's."""
-    notes = [f"not simulated: {r['simulated_skipped']}"] if "simulated_skipped" in r else []
+    notes = [tr("not simulated: {why}", why=r["simulated_skipped"])] if "simulated_skipped" in r else []
     if r["bound_time"] is None:
-        notes.append(r["bound_source"])
-    return "; ".join(notes)
+        notes.append(word(r["bound_source"]))
+    return tr("; ").join(notes)
 
 
 def target_table(rows: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any]], best: Sequence[int | None]
                  ) -> list[dict[str, Any]]:
     """The trade-offs page's table: each swept point (★ at the best ones), then the references."""
-    return ([{"scheme": r["label"], "time to ε (bound)": _time(r["bound_time"]),
-              "time to ε (simulated)": _time(r.get("simulated_time")),
-              "best": "★" if i in best else "", "note": _why(r)} for i, r in enumerate(rows)]
-            + [{"scheme": f"reference: {r['label']}", "time to ε (bound)": _time(r["bound_time"]),
-                "time to ε (simulated)": _time(r.get("simulated_time")), "best": "", "note": _why(r)}
+    return ([{tr("scheme"): r["label"], tr("time to ε (bound)"): _time(r["bound_time"]),
+              tr("time to ε (simulated)"): _time(r.get("simulated_time")),
+              tr("best"): "★" if i in best else "", tr("note"): _why(r)} for i, r in enumerate(rows)]
+            + [{tr("scheme"): tr("reference: {scheme}", scheme=r["label"]),
+                tr("time to ε (bound)"): _time(r["bound_time"]),
+                tr("time to ε (simulated)"): _time(r.get("simulated_time")), tr("best"): "", tr("note"): _why(r)}
                for r in ref])
 
 
@@ -87,13 +128,12 @@ def target_formula(scheme: str) -> list[str]:
 
 
 def whatif_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The cluster page's what-if table: one row per (reading, scheme), E[T] and time to ε."""
-    return [{"reading": r["reading"], "scheme": r["label"], "analytic E[T]": r["analytic"], "kind": r["kind"],
-             "Monte Carlo mean": r.get("mc_mean"),
-             "95% CI": (f"[{r['mc_low']:.4g}, {r['mc_high']:.4g}]" if "mc_low" in r
-                        else f"not simulated: {r.get('mc_skipped', '')}"),
-             "time to ε (bound)": _time(r.get("target_time")),
-             "note": "" if r.get("target_source") in (None, "bound") else r["target_source"]} for r in rows]
+    """The cluster page's what-if table: one row per (reading, scheme), E[T] and time to ε (in
+    the current language: build it at display, not inside a cached call)."""
+    return [{tr("reading"): word(r["reading"]), tr("scheme"): r["label"], tr("analytic E[T]"): r["analytic"],
+             tr("kind"): word(r["kind"]), tr("Monte Carlo mean"): r.get("mc_mean"), tr("95% CI"): _ci(r),
+             tr("time to ε (bound)"): _time(r.get("target_time")),
+             tr("note"): "" if r.get("target_source") in (None, "bound") else word(r["target_source"])} for r in rows]
 
 
 def stragglers_sentence(slow: Sequence[dict[str, Any]], threshold: float) -> str:
@@ -101,6 +141,23 @@ def stragglers_sentence(slow: Sequence[dict[str, Any]], threshold: float) -> str
     emerging ones with the step they start from."""
     def one(r: dict[str, Any]) -> str:
         if r["from_step"] is None:
-            return f"{r['worker']} (persistent, slowdown {r['slowdown']:.3g})"
-        return f"{r['worker']} (from step {r['from_step']})"
-    return f"Stragglers at θ = {threshold:g}: " + ", ".join(one(r) for r in slow) + "."
+            return tr("{worker} (persistent, slowdown {slowdown})", worker=r["worker"], slowdown=f"{r['slowdown']:.3g}")
+        return tr("{worker} (from step {step})", worker=r["worker"], step=r["from_step"])
+    return tr("Stragglers at θ = {theta}: {names}.", theta=f"{threshold:g}", names=tr(", ").join(one(r) for r in slow))
+
+
+def workers_label(w: Any) -> str:
+    """The label of the sidebar's workers (:attr:`distsgd.clusters.Stragglers.label`, the same
+    words in English) in the current language; the law's label is a formula and stays."""
+    law = w.delay.label
+    if w.kind == "none":
+        return tr("i.i.d. {law}", law=law)
+    if w.kind == "static":
+        s = f"{w.slowdown:g}"
+        return (tr("{b} slow worker × {s}, {law}", b=w.slow, s=s, law=law) if w.slow == 1
+                else tr("{b} slow workers × {s}, {law}", b=w.slow, s=s, law=law))
+    if w.kind == "markov":
+        return tr("slow spells: π = {pi}, ρ = {rho}, s = {s}, {law}", pi=f"{w.slow_fraction:g}",
+                  rho=f"{w.persistence:g}", s=f"{w.slowdown:g}", law=law)
+    mode = state.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
+    return tr("trace {name} ({mode})", name=w.trace.name, mode=tr(mode))

@@ -1,0 +1,125 @@
+"""Every page in Chinese under AppTest (issue 12): no English left in titles, headings, labels,
+captions, notices, table headers, buttons or chart texts; the language comes from the URL, stays
+across pages and is written back to the URL; English pages have no Chinese.
+
+What may stay in Latin letters is listed in ALLOWED (names of schemes and laws, symbols, units,
+file formats) — a word outside it is a message someone forgot to mark.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from apptest_support import navigation_only, open_app
+from test_app import assert_clean
+
+PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timeline.py", "pages/local_sgd.py",
+         "pages/tradeoffs.py", "pages/cluster.py", "pages/sweep.py"]
+SETTINGS = {
+    "defaults": {},
+    "clusters": {"stragglers": "static", "schemes": ["sync", "k-sync", "async", "k-batch-sync", "local-sgd"],
+                 "rt_view": "m", "sweep": "m"},
+    "markov": {"stragglers": "markov", "delay": "pareto", "sweep": "H", "p0_mode": "input"},
+}
+# names the Chinese text keeps (DESIGN §10: "names of schemes and laws may stay")
+ALLOWED = {
+    # schemes and their parts
+    "sync", "async", "ksync", "kasync", "batch", "local", "sgd", "k-sync", "k-async", "k-batch-sync",
+    "k-batch-async", "local-sgd", "SGD",
+    # laws and their spec names
+    "exp", "exponential", "shifted", "shifted-exp", "pareto", "weibull", "lognormal", "normal", "uniform", "trace",
+    "rate", "shift", "scale", "shape", "alpha", "sigma", "mu", "xm", "low", "high", "mean", "std",
+    "Exp", "Pareto", "Weibull", "LogNormal", "Normal", "Uniform", "Empirical",
+    # formats, tools, statistics, units, the product
+    "CSV", "JSON", "TSV", "Parquet", "Perfetto", "chrome", "tracing", "AIC", "KS", "NLU", "MLE", "scipy",
+    "distsgd", "Gbit", "ms", "max", "min", "log", "inf", "nan", "id", "ui", "perfetto", "dev", "GPU", "CPU",
+    "gpu", "Dask",
+    # an author's name in a citation
+    "Dutta",
+}
+WORD = re.compile(r"[A-Za-z](?:[A-Za-z]|-(?=[A-Za-z]))+")  # a word of 2+ Latin letters (inner hyphens)
+TAG = re.compile(r"<[^<>]*>|`[^`]*`")  # HTML in chart texts (<sub>, <br>); code (a command, a column name)
+BILINGUAL = ("Language · 语言",)  # the language selector's label is in both on purpose
+LATEX = re.compile(r"\$[^$]*\$|\\\(.*?\\\)|\\[A-Za-z]+(\{[^}]*\})*")
+# file names, addresses, and specs like exp(rate=1)
+FILE = re.compile(r"\S+\.(csv|tsv|parquet|json|png)\b|https?://\S+|[\w-]+\([^()]*\)")
+
+
+def _texts(at) -> list[tuple[str, str]]:
+    """(where, text) of everything a person reads on the page, sidebar included."""
+    out: list[tuple[str, str]] = []
+    for kind in ("title", "header", "subheader", "markdown", "caption", "info", "warning", "error", "success"):
+        out += [(kind, e.value) for e in at.get(kind) if isinstance(e.value, str)]
+    for kind in ("slider", "select_slider", "selectbox", "radio", "number_input", "multiselect", "checkbox",
+                 "button", "text_input", "toggle"):
+        out += [(f"{kind} label", e.label) for e in at.get(kind) if getattr(e, "label", None)]
+        out += [(f"{kind} help", e.help) for e in at.get(kind) if getattr(e, "help", None)]
+    out += [("expander", e.label) for e in at.get("expandable") if getattr(e, "label", None)]
+    out += [("metric", e.label) for e in at.get("metric")]
+    for df in at.get("arrow_data_frame"):
+        out += [("table header", str(c)) for c in df.value.columns]
+    for chart in at.get("plotly_chart"):
+        spec = json.loads(chart.proto.spec)
+        lay = spec.get("layout", {})
+        out += [("chart title", (lay.get("title") or {}).get("text", ""))]
+        out += [(f"chart {k}", (v.get("title") or {}).get("text", "")) for k, v in lay.items()
+                if re.match(r"[xy]axis\d*$", k) and isinstance(v, dict)]
+        out += [("chart legend", t.get("name", "")) for t in spec.get("data", []) if t.get("showlegend", True)]
+    return [(w, t) for w, t in out if t]
+
+
+def english_left(text: str) -> list[str]:
+    if text in BILINGUAL:
+        return []
+    plain = FILE.sub(" ", LATEX.sub(" ", TAG.sub(" ", text)))
+    return [w for w in WORD.findall(plain) if len(w) > 2 and w not in ALLOWED and w.lower() not in ALLOWED
+            and not all(p.lower() in ALLOWED for p in w.split("-"))]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _navigation_only():
+    with navigation_only():
+        yield
+
+
+@pytest.mark.parametrize("setting", list(SETTINGS))
+@pytest.mark.parametrize("page", PAGES)
+def test_the_chinese_page_has_no_english_left(page: str, setting: str) -> None:
+    at = open_app(page, {"lang": "zh", **SETTINGS[setting]})
+    assert_clean(at)
+    left = {}
+    for where, text in _texts(at):
+        words = english_left(text)
+        if words:
+            left[f"{where}: {text[:90]!r}"] = words
+    assert not left, "\n".join(f"{k} → {v}" for k, v in list(left.items())[:30])
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_the_english_page_has_no_chinese(page: str) -> None:
+    at = open_app(page, {"lang": "en"})
+    assert_clean(at)
+    cjk = [(w, t) for w, t in _texts(at) if re.search(r"[\u4e00-\u9fff]", t) and "语言" not in t]
+    assert not cjk, cjk[:10]
+
+
+def test_the_language_comes_from_the_url_stays_across_pages_and_goes_back_into_it() -> None:
+    at = open_app("pages/runtime.py", {"lang": "zh"})
+    assert at.radio(key="lang").value == "zh"
+    at.switch_page("pages/error.py").run()
+    assert_clean(at)
+    assert at.radio(key="lang").value == "zh" and at.query_params.get("lang") in ("zh", ["zh"])
+    at.radio(key="lang").set_value("en").run()
+    assert at.query_params.get("lang") in ("en", ["en"])
+    assert not re.search(r"[\u4e00-\u9fff]", at.title[0].value)
+
+
+def test_a_bad_language_in_the_url_is_a_notice_and_english() -> None:
+    at = open_app(None, {"lang": "klingon"})  # the notice shows on the first run
+    assert_clean(at)
+    assert at.radio(key="lang").value == "en"
+    assert any("lang" in w.value for w in at.get("warning") + at.get("info") + at.get("toast")), \
+        [w.value for w in at.get("warning") + at.get("info")]
