@@ -1,5 +1,6 @@
 """Command line: ``python -m distsgd runtime …`` and ``python -m distsgd error …`` (DESIGN §5),
-``python -m distsgd fit --trace FILE …`` (§7); the only user of argparse.
+``python -m distsgd fit --trace FILE …`` (§7), ``python -m distsgd sweep GRID.toml --out FILE …``
+(§8); the only user of argparse.
 
 Bad input exits with status 2 and one line on stderr naming the parameter; nothing
 prints a traceback (set ``DISTSGD_DEBUG=1`` to see one for an internal error).
@@ -35,6 +36,7 @@ from .montecarlo import simulate_runtime
 from .params import ParameterError
 from .random import SEED
 from .schemes import Scheme, make_scheme
+from .sweeping import run_sweep
 from .traces import THRESHOLD, Trace, load_trace
 
 __all__ = ["main", "build_parser"]
@@ -106,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     rt.add_argument("--iterations", type=int, default=100_000, help="Monte Carlo iterations")
     _add_error_parser(sub)
     _add_fit_parser(sub)
+    _add_sweep_parser(sub)
     return parser
 
 
@@ -304,6 +307,30 @@ def run_fit(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return out, _fit_text(trace, out, fits, fits.skipped, threshold)
 
 
+def _add_sweep_parser(sub: Any) -> None:
+    p = sub.add_parser("sweep", help="a grid of points (TOML) on Dask or serially, into one Parquet file (DESIGN §8)")
+    p.add_argument("grid", help="the grid file: seed, [base], [grid] lists, [compute] (see the README)")
+    p.add_argument("--out", required=True, help="the results file (Parquet, one row per point)")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--scheduler", default=None, help="the address of a running Dask scheduler, "
+                       "e.g. tcp://127.0.0.1:8786 (default: a LocalCluster on this machine)")
+    where.add_argument("--local-workers", type=int, default=None, dest="local_workers",
+                       help="worker processes of the LocalCluster (default: the CPUs; 0: serial, without Dask)")
+    p.add_argument("--resume", action="store_true", help="complete an existing results file of this grid")
+    p.add_argument("--yes", action="store_true", help="run a grid over the size that needs confirming")
+    p.add_argument("--task-seconds", type=float, default=None, dest="task_seconds",
+                   help="predicted work per Dask task, in seconds of one core (default: from the work and the workers)")
+    p.add_argument("--json", action="store_true", help="print a JSON summary (and no progress bar)")
+
+
+def run_sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    _, s = run_sweep(args.grid, scheduler=args.scheduler, local_workers=args.local_workers, out=args.out,
+                     resume=args.resume, yes=args.yes, progress=not args.json, task_seconds=args.task_seconds)
+    text = (f"{s.points} points: {s.done} in {s.out} ({s.errors} with an error), {s.computed} computed now "
+            f"in {s.tasks} tasks on {s.workers}, {s.seconds:.1f} s")
+    return s.as_dict(), text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -312,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             out, text = run_runtime(args)
         elif args.command == "fit":
             out, text = run_fit(args)
+        elif args.command == "sweep":
+            out, text = run_sweep_command(args)
         else:
             out, text = run_error(args)
     except _UsageError as exc:

@@ -23,7 +23,7 @@ __all__ = [
     "TIMELINE_MAX_JOBS_VECTORISED",
     "ANALYTIC_WORK", "ANALYTIC_MAX_ELEMENTS", "MAX_WORKERS", "K_BATCH_MAX", "H_MAX",
     "MAX_REPLICAS", "MAX_UPDATES", "MAX_SGD_WORK", "SGD_GROUP_BYTES", "MODEL_PATHS_GROUP", "AXIS_ANALYTIC_WORK",
-    "AXIS_MC_COST",
+    "AXIS_MC_COST", "SWEEP_CONFIRM_POINTS", "SWEEP_MAX_POINTS",
 ]
 
 # -- representable delay laws (the domains in delays.py are built from these) -----------------
@@ -145,3 +145,17 @@ AXIS_MC_COST = 1e8
 ANALYTIC_WORK = 1.0e9
 #: elements of any one float64 work array of the analytic lattices (8e6 → 64 MB)
 ANALYTIC_MAX_ELEMENTS = 8_000_000
+
+# -- sweeps (distsgd/sweeping, DESIGN §8) --------------------------------------------------------
+
+#: points of one sweep that run without being confirmed (count).  Every point is bounded by the
+#: caps above (≤ TIME_BUDGET_SECONDS of Monte Carlo and ≤ MEMORY_BYTES), but a list added to a
+#: grid multiplies it: 10 000 points at the default 100 000 iterations are 0.5–5 core-hours for
+#: the cheap schemes and up to days for the dear ones, so beyond this the CLI asks for --yes
+#: (``yes=True`` in :func:`distsgd.sweep`) — a typo should not book a cluster for a week.
+SWEEP_CONFIRM_POINTS = 10_000
+#: points of one sweep, confirmed or not (count).  The driver holds every planned point's
+#: parameters (≈ 350 B) and every finished row (≈ 400 B as Arrow, twice that while a checkpoint
+#: concatenates) to write the sorted file: ≈ 1.1 KB a point, about 0.55 GB at this cap, half of
+#: MEMORY_BYTES (measured: benchmarks/results/sweep.md); a larger study is several grid files.
+SWEEP_MAX_POINTS = 500_000
