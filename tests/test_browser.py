@@ -417,14 +417,15 @@ def every_control_moves_and_the_others_keep_their_values(server: str, browser, s
                 problems.add(f"[moves] {MOVES_START}: {key} shows {shown!r}, the link says {want!r}", pg, "moves-link")
         tr.remember(s)
         delay_label = spec.controls["delay"]["label"]
+        lang_label = spec.controls["lang"]["label"] if "lang" in spec.controls else None  # 4c moves it
         preset_label = next((lab for lab, (kind, _) in s.widgets.items()
                              if kind == "stSelectbox" and spec.key(lab) is None and "preset" in lab.lower()), None)
 
         # every widget of the sidebar as it stands, one by one (not the delay family, the preset
         # and the file uploader: below)
         for label, (kind, _) in list(s.widgets.items()):
-            if label in (delay_label, preset_label) or kind in ("stFileUploader", "markdown"):
-                continue
+            if label in (delay_label, preset_label, lang_label) or kind in ("stFileUploader", "markdown"):
+                continue  # the language changes every label: part 4c checks it
             move_widget(tr, kind, label)
 
         # K may be clamped, with a notice, when m drops below it: K to its maximum (= m), m - 1
@@ -445,7 +446,8 @@ def every_control_moves_and_the_others_keep_their_values(server: str, browser, s
 
         print(f"moves: {tr.actions} actions checked; controls moved: {sorted(tr.moved)}")
         not_moved = [lab for lab, (kind, _) in tr.last.widgets.items()
-                     if lab not in tr.moved and kind not in ("stFileUploader", "markdown")] if tr.last else []
+                     if lab not in tr.moved and lab != lang_label and kind not in ("stFileUploader", "markdown")
+                     ] if tr.last else []
         if not_moved:
             problems.add(f"[moves] these sidebar controls were never moved by the test: {not_moved}")
     except (AssertionError, bs.PlaywrightError) as exc:
@@ -836,6 +838,13 @@ def every_page_in_chinese(server: str, browser, errors: list[str], problems: Pro
             for p in bs.clean_problems(pg, f"[中文] {path}"):
                 problems.add(p, pg, f"zh-{name}")
             bs.screenshot(pg, f"zh-{name}")
+        # back to English with the selector: the page follows, the URL says so
+        before = bs.runs(pg)
+        bs.radio_choose(pg, "Language · 语言", "English")
+        bs.settle(pg, before, "choosing English", charts=True)
+        title = pg.locator("h1").first.inner_text()
+        if CJK.search(title) or bs.query_of(pg.url).get("lang") != ["en"]:
+            problems.add(f"[中文] after choosing English: title {title!r}, URL {pg.url}", pg, "zh-to-en")
     except (AssertionError, bs.PlaywrightError) as exc:
         problems.add(f"[中文] stopped: {exc}", pg, "zh-stopped")
     finally:

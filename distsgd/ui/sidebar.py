@@ -45,7 +45,7 @@ FAMILY_LABELS = {
 
 #: the selects that show labels instead of their raw options (the browser test reads this; the
 #: labels are English message ids, shown through ``tr``)
-OPTION_LABELS = {"delay": FAMILY_LABELS, "stragglers": STRAGGLER_LABELS}
+OPTION_LABELS = {"delay": FAMILY_LABELS, "stragglers": STRAGGLER_LABELS, "lang": LANGUAGES}
 
 
 @dataclass(frozen=True)
