@@ -24,7 +24,7 @@ def _pick(label: str, options: list, key: str, where=st, default: object = None)
     kept = st.session_state.setdefault(_KEPT, {})
     want = kept[key] if key in kept and kept[key] in options else default
     index = options.index(want) if want in options else 0
-    value = where.selectbox(label, options, index=index, key=key, format_func=sweep_results.label_or_none)
+    value = where.selectbox(label, options, index=index, key=key, format_func=sweep_results.option)
     kept[key] = value
     return value
 
@@ -63,9 +63,12 @@ def body() -> None:
                 values = sorted(shown.loc[shown[x].notna(), v].dropna().unique().tolist(), key=sweep_results.order)
                 if values:  # a point without the parameter (K of sync) stays: it does not depend on it
                     chosen = cols[i % len(cols)].selectbox(sweep_results.label(v), values, key=f"sw_fix_{v}",
-                                                           format_func=sweep_results.show)
+                                                           index=len(values) // 2, format_func=sweep_results.show)
                     shown = shown[(shown[v] == chosen) | shown[v].isna()]
-        page.chart(sweep_results.figure(shown, x, y, group), shown.to_dict("records"), "sweep-results",
+        fig = sweep_results.figure(shown, x, y, group)
+        if st.toggle(tr("logarithmic y axis"), key="sw_logy"):
+            fig.update_yaxes(type="log")
+        page.chart(fig, shown.to_dict("records"), "sweep-results",
                    tr("Each line holds the other varied parameters at the values chosen above; error bars are "
                       "95% intervals where the file has them (Monte Carlo E[T], simulated time to ε)."))
         if len(failed):

@@ -46,10 +46,12 @@ def test_the_example_draws_one_line_per_scheme_from_the_file_s_numbers() -> None
     assert_clean(at)
     lines = _lines(at)
     assert set(lines) == {f"scheme = {s}" for s in ("sync", "k-sync", "async", "k-async")}
-    # the other varied parameters are held at their first values: K = 1 (sync and async have no K) and slow = 0
+    # the other varied parameters are held at the values shown (sync and async have no K: always drawn)
+    K, slow = at.selectbox(key="sw_fix_K").value, at.selectbox(key="sw_fix_slow").value
+    assert (K, slow) == (2, 2)  # the middle of each list of values
     for s, (x, y, err) in lines.items():
-        rows = EXAMPLE[(EXAMPLE["scheme"] == s.split(" = ")[1]) & (EXAMPLE["slow"] == 0)
-                       & ((EXAMPLE["K"] == 1) | EXAMPLE["K"].isna())].sort_values("m")
+        rows = EXAMPLE[(EXAMPLE["scheme"] == s.split(" = ")[1]) & (EXAMPLE["slow"] == slow)
+                       & ((EXAMPLE["K"] == K) | EXAMPLE["K"].isna())].sort_values("m")
         assert x == rows["m"].tolist()
         assert y == pytest.approx(rows["mc_mean"].tolist(), rel=1e-12)
         assert err == pytest.approx((rows["mc_ci_high"] - rows["mc_mean"]).tolist(), rel=1e-9)

@@ -26,7 +26,7 @@ from ..sweeping import PARAMETERS, RESULTS
 from .i18n import N_, tr
 from .limits import SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
 
-__all__ = ["read_results", "example_results", "swept", "results", "figure", "label", "label_or_none", "show", "order",
+__all__ = ["read_results", "example_results", "swept", "results", "figure", "label", "option", "show", "order",
            "COLUMN_LABELS"]
 
 #: what each column is, for the boxes and the axes (the column name is shown beside it)
@@ -58,8 +58,11 @@ def label(column: str) -> str:
     return f"{what(column)} (`{column}`)" if column in COLUMN_LABELS else f"`{column}`"
 
 
-def label_or_none(column: str | None) -> str:
-    return tr("— (one line)") if column is None else label(column)
+def option(column: str | None) -> str:
+    """A column as a box's option shows it (plain text: options render no markdown)."""
+    if column is None:
+        return tr("— (one line)")
+    return f"{what(column)} ({column})" if column in COLUMN_LABELS else column
 
 
 def read_results(data: bytes, name: str) -> pd.DataFrame:
