@@ -106,7 +106,7 @@ def test_templates_match_and_translate_their_fields(monkeypatch: pytest.MonkeyPa
     i18n._templates.cache_clear()
     monkeypatch.setattr(i18n, "catalogue", lambda lang: {**fake, "{a}: {b}": "{a}：{b}", "{v} s": "{v:.3g} 秒"}
                         if lang == "zh" else {})
-    monkeypatch.setattr(i18n, "_FIGURE_IDS", set(fake) | {"{v} s"})
+    monkeypatch.setattr(i18n, "_TEMPLATE_IDS", set(fake) | {"{v} s"})
     try:
         assert i18n.translate("zzz: y", "zh") == "zzz: y"  # a template not registered for figures is not tried
         assert i18n.translate("2.5 s", "zh") == "2.5 s"  # nor one whose translation formats a number
@@ -143,3 +143,17 @@ def test_each_message_is_translated_in_one_place() -> None:
                     twice.append(f"{m.id!r} in {seen[m.id]} and {path.name}")
                 seen[m.id] = path.name
     assert not twice, twice[:20]
+
+
+def test_the_library_s_range_errors_are_shown_in_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
+    from distsgd.params import ParameterError
+    from distsgd.schemes import M
+    from distsgd.ui import state
+
+    with pytest.raises(ParameterError) as info:
+        M.check(0, "m")
+    english = str(info.value)
+    monkeypatch.setattr(i18n, "language", lambda: "zh")
+    shown = state.explain(info.value)
+    assert shown != english and "m" in shown and "0" in shown
+    assert not any(w in shown for w in ("must be", "integer", "got")), shown

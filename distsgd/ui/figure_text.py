@@ -8,7 +8,7 @@ against the catalogue exactly or as a template whose ``{fields}`` capture the nu
 labels (``k-sync (m=16, K=4)``) and law labels (``Weibull(k=1.5, s=1)``) the figure put in it;
 a field's value is translated in turn, so the words that appear as field values (the kind of an
 analytic value, a what-if reading, a timeline outcome) are listed too.  Importing this module
-registers the texts with :func:`~distsgd.ui.i18n.figure_templates` (only these are tried as
+registers the texts with :func:`~distsgd.ui.i18n.register_templates` (only these are tried as
 templates on a chart); a change of wording in the figure builders must be made here as well.
 
 A template's fields match as little text as they can, so where a value may itself hold the
@@ -20,7 +20,7 @@ language and are not listed.
 
 from __future__ import annotations
 
-from .i18n import N_, figure_templates
+from .i18n import N_, register_templates
 
 __all__ = ["FIGURE_TEXT"]
 
@@ -133,4 +133,4 @@ FIGURE_TEXT = (
     # the readings of a trace (distsgd.whatif.READINGS), after "analytic: " / "Monte Carlo: "
     N_("replay"), N_("per-worker laws"), N_("i.i.d. fit"), N_("stragglers dropped"), N_("backup workers"),
 )
-figure_templates(FIGURE_TEXT)
+register_templates(FIGURE_TEXT)

@@ -16,9 +16,10 @@ reading the ``.po`` directly (no compiled ``.mo``) keeps one source of truth in 
 
 Figures are built in English by :mod:`distsgd.plots` (the library has no languages);
 :func:`figure` translates a finished figure's titles, axis titles and legend names, matching each
-against the catalogue's ids — exactly, or as one of the figure templates registered by
-:mod:`distsgd.ui.figure_text` (ids with ``{fields}`` whose values are translated in turn; only
-those, so a sentence template elsewhere never rewrites a chart) — and keeps the English name of
+against the catalogue's ids — exactly, or as one of the templates registered with
+:func:`register_templates` by :mod:`distsgd.ui.figure_text` (and the library's error forms by
+:mod:`distsgd.ui.state`): ids with ``{fields}`` whose values are translated in turn; only those,
+so a sentence template elsewhere never rewrites a chart — and keeps the English name of
 each trace in its ``meta`` (``{"name": …}``), so tests tell theory from simulation in every
 language (DESIGN §5).
 
@@ -38,14 +39,14 @@ import streamlit as st
 from babel.messages.pofile import read_po
 
 __all__ = ["LANGUAGES", "LOCALES", "tr", "N_", "language", "set_language", "catalogue", "figure",
-           "translate", "fill", "fields", "from_locale", "figure_templates"]
+           "translate", "fill", "fields", "from_locale", "register_templates"]
 
 #: the languages, code → its own name (the selector shows these)
 LANGUAGES = {"en": "English", "zh": "中文"}
 LOCALES = Path(__file__).resolve().parent / "locales"
 _LANG = "_lang"  # session key: the language of this run (set by state.start / the selector)
 _SPEC = re.compile(r"\{[A-Za-z_]\w*(?:![rsa])?:[^{}]*\}")
-_FIGURE_IDS: set[str] = set()  # the ids figures are matched against as templates (figure_templates)
+_TEMPLATE_IDS: set[str] = set()  # the ids text is matched against as templates (register_templates)
 _FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}(?!\})")
 
 
@@ -102,20 +103,21 @@ def tr(msgid: str, /, **values: Any) -> str:
     return fill(text, values)
 
 
-def figure_templates(ids: Iterable[str]) -> None:
-    """Register the ids a figure's text may be an instance of (:mod:`distsgd.ui.figure_text`)."""
-    _FIGURE_IDS.update(ids)
+def register_templates(ids: Iterable[str]) -> None:
+    """Register ids that text made by code knowing no language may be an instance of: a chart's
+    texts (:mod:`distsgd.ui.figure_text`), the library's error forms (:mod:`distsgd.ui.state`)."""
+    _TEMPLATE_IDS.update(ids)
     _templates.cache_clear()
 
 
 @functools.cache
 def _templates(lang: str) -> list[tuple[re.Pattern[str], str]]:
-    """The registered figure ids with fields, as patterns that capture the fields' values
+    """The registered template ids with fields, as patterns that capture the fields' values
     (longest literal text first, so the most specific template wins)."""
     out = []
     for msgid, text in catalogue(lang).items():
         names = _FIELD.findall(msgid)
-        if msgid not in _FIGURE_IDS or not names or len(set(names)) != len(names) or _SPEC.search(text):
+        if msgid not in _TEMPLATE_IDS or not names or len(set(names)) != len(names) or _SPEC.search(text):
             continue  # a field with a format spec (:.3g) cannot be filled with the text it matched
         parts = _FIELD.split(msgid)  # literal, name, literal, name, …
         rx = "".join(re.escape(p.replace("{{", "{").replace("}}", "}")) if i % 2 == 0 else f"(?P<{p}>.+?)"

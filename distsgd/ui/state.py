@@ -34,7 +34,7 @@ from ..params import Domain, ParameterError, shortest
 from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEME_NAMES, M
 from ..traces import THRESHOLD
-from .i18n import LANGUAGES, N_, from_locale, set_language, tr, translate
+from .i18n import LANGUAGES, N_, from_locale, register_templates, set_language, tr, translate
 from .limits import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_H_MAX, UI_M_MAX
 
 __all__ = ["Control", "CONTROLS", "CHOICE_LABELS", "PRESETS", "start", "value", "set_value", "clamp", "bind",
@@ -88,18 +88,22 @@ def describe(dom: Domain) -> str:
         return (tr("an integer in {interval}", interval=interval) if dom.integer
                 else tr("a number in {interval}", interval=interval))
     op, _, bound = (rest or "").partition(" ")
-    forms = {  # one whole message per relation and kind
-        (">", True): N_("an integer > {bound}"), ("≥", True): N_("an integer ≥ {bound}"),
-        ("<", True): N_("an integer < {bound}"), ("≤", True): N_("an integer ≤ {bound}"),
-        (">", False): N_("a number > {bound}"), ("≥", False): N_("a number ≥ {bound}"),
-        ("<", False): N_("a number < {bound}"), ("≤", False): N_("a number ≤ {bound}"),
-    }
-    form = forms.get((op, dom.integer))
+    form = _BOUND_FORMS.get((op, dom.integer))
     return tr(form, bound=bound) if form and bound else text
 
 
-#: the forms of the library's messages (:meth:`Domain.check`) that :func:`explain` translates
-LIBRARY_FORMS = (N_("{parameter}: must be {range} (got {value})"),)
+#: one whole message per relation and kind of a one-sided domain
+_BOUND_FORMS = {
+    (">", True): N_("an integer > {bound}"), ("≥", True): N_("an integer ≥ {bound}"),
+    ("<", True): N_("an integer < {bound}"), ("≤", True): N_("an integer ≤ {bound}"),
+    (">", False): N_("a number > {bound}"), ("≥", False): N_("a number ≥ {bound}"),
+    ("<", False): N_("a number < {bound}"), ("≤", False): N_("a number ≤ {bound}"),
+}
+#: the forms of the library's messages (:meth:`Domain.check`) that :func:`explain` translates,
+#: with the forms of the range inside them (registered as templates of :func:`i18n.translate`)
+LIBRARY_FORMS = (N_("{parameter}: must be {range} (got {value})"), N_("an integer in {interval}"),
+                 N_("a number in {interval}"), *_BOUND_FORMS.values())
+register_templates(LIBRARY_FORMS)
 
 
 def explain(exc: Exception) -> str:
