@@ -157,3 +157,13 @@ def test_the_library_s_range_errors_are_shown_in_chinese(monkeypatch: pytest.Mon
     shown = state.explain(info.value)
     assert shown != english and "m" in shown and "0" in shown
     assert not any(w in shown for w in ("must be", "integer", "got")), shown
+
+
+def test_the_library_s_skip_reasons_are_shown_in_chinese() -> None:
+    """Each form of cached.SKIP_REASONS, filled as the library fills it, comes out translated."""
+    from distsgd.ui import cached
+
+    for form in cached.SKIP_REASONS:
+        text = form.format(**{name: "7" for name in i18n.fields(form)})
+        shown = i18n.translate(text, "zh")
+        assert shown != text and "shorten" not in shown and "replicas:" not in shown, (text, shown)

@@ -49,7 +49,7 @@ from ..traces import Trace
 from ..whatif import READINGS, what_if
 from . import claims, views
 from . import trace_figures as trace_plots
-from .i18n import N_, translate
+from .i18n import N_, register_templates, translate
 from .limits import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
@@ -109,6 +109,7 @@ SKIP_REASONS = (
     N_("replicas: replicas × updates × K × dim ≈ {work} exceeds the cap {cap}; use fewer replicas or a "
        "shorter time"),
 )
+register_templates(SKIP_REASONS)
 
 
 def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
