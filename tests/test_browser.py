@@ -34,8 +34,8 @@ mirrored in the URL, so a link reproduces the view):
    "Use this cluster on every page" puts the trace in the sidebar of the runtime page (and
    ``stragglers=trace`` in its URL).  Before everything else, the server's first session opens
    ``/cluster?trace_example=heterogeneous`` (a deep link as the first request): that page, that example.
-4c. Every page with ``?lang=zh`` (then by the navigation links: the language stays): the title,
-   the navigation and the page hold Chinese, each character drawn by a real font (its pixels
+4c. Every page opened with ``?lang=zh`` (and a navigation link after: the language stays): the
+   title, the navigation and the page hold Chinese, each character drawn by a real font (its pixels
    differ from a code point no font has: no boxes), the URL keeps ``lang=zh``; screenshots
    ``zh-<page>.png``.
 5. A hostile URL (junk and out-of-range values) gives notices, never an exception; a copied
@@ -813,16 +813,13 @@ TOFU_JS = r"""(chars) => {
 
 
 def every_page_in_chinese(server: str, browser, errors: list[str], problems: Problems) -> None:
-    """Open the app with ?lang=zh, then click through every page: each shows Chinese (its title
-    and text), drawn with a font that has the characters; the URL keeps lang=zh."""
+    """Every page opened by its own URL with ?lang=zh (a new session each time): each shows Chinese
+    (its title, navigation and text), drawn with a font that has the characters; then a click on
+    another page's link keeps Chinese and lang=zh; then the selector goes back to English."""
     pg = bs.new_page(browser, errors)
     try:
-        bs.open_url(pg, server + "/?lang=zh", charts=True)
         for path, (name, _) in PAGES.items():
-            if path != "/":
-                before = bs.runs(pg)
-                bs.click_page(pg, path)
-                bs.settle(pg, before, f"clicking {path} in Chinese", charts=True)
+            bs.open_url(pg, f"{server}{path}?lang=zh", charts=True)
             title = pg.locator("h1").first.inner_text()
             text = pg.locator('[data-testid="stMain"]').inner_text()
             nav = " ".join(pg.locator(bs.NAV_LINK).all_inner_texts())
@@ -838,6 +835,12 @@ def every_page_in_chinese(server: str, browser, errors: list[str], problems: Pro
             for p in bs.clean_problems(pg, f"[中文] {path}"):
                 problems.add(p, pg, f"zh-{name}")
             bs.screenshot(pg, f"zh-{name}")
+        before = bs.runs(pg)  # the language stays as a person moves between pages
+        bs.click_page(pg, "/timeline")
+        bs.settle(pg, before, "clicking /timeline in Chinese", charts=True)
+        title = pg.locator("h1").first.inner_text()
+        if not CJK.search(title) or bs.query_of(pg.url).get("lang") != ["zh"]:
+            problems.add(f"[中文] a click from {path} to /timeline: title {title!r}, URL {pg.url}", pg, "zh-click")
         # back to English with the selector: the page follows, the URL says so
         before = bs.runs(pg)
         bs.radio_choose(pg, "Language · 语言", "English")
