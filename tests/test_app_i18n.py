@@ -68,6 +68,8 @@ def _texts(at) -> list[tuple[str, str]]:
         out += [(f"chart {k}", (v.get("title") or {}).get("text", "")) for k, v in lay.items()
                 if re.match(r"[xy]axis\d*$", k) and isinstance(v, dict)]
         out += [("chart legend", t.get("name", "")) for t in spec.get("data", []) if t.get("showlegend", True)]
+        out += [(f"chart {k} labels", str(v)) for k, ax in lay.items() if re.match(r"[xy]axis\d*$", k)
+                and isinstance(ax, dict) for v in [*(ax.get("categoryarray") or []), *(ax.get("ticktext") or [])]]
     return [(w, t) for w, t in out if t]
 
 

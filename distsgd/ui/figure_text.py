@@ -117,6 +117,9 @@ FIGURE_TEXT = (
     N_("complete step, in order"),
     N_("worker"),
     N_("× median"),
+    # category labels and bar texts of the timeline (distsgd.plots.timeline_figure)
+    N_("worker {n}"),
+    N_("staleness {s}"),
     N_("Each worker's time ÷ its step's median"),
     N_("Each worker's time ÷ its step's median (the first {shown} of {m} workers)"),
     N_("× the step's median (whiskers: 5–95%)"),

@@ -152,30 +152,66 @@ def _title(obj: Any, lang: str) -> None:
         title.text = translate(title.text, lang)
 
 
-def figure(fig: Any) -> Any:
-    """Translate a plotly figure's visible text in place (title, axis and legend titles, trace
-    names, annotations); each trace keeps its English name in ``meta["name"]``."""
-    lang = language()
-    for trace in fig.data:
-        name = getattr(trace, "name", None)
-        if name:
-            meta = trace.meta if isinstance(trace.meta, dict) else {}
-            trace.meta = {**meta, "name": meta.get("name", name)}
-            if lang != "en":
-                trace.name = translate(name, lang)
+def _words(values: Any, lang: str, memo: dict[str, str]) -> Any:
+    """A trace's category labels or bar texts translated (strings only; numbers, arrays of
+    numbers and None as they are), each distinct string once."""
+    if not isinstance(values, (list, tuple)) or not any(isinstance(v, str) for v in values):
+        return values
+    out = []
+    for v in values:
+        if isinstance(v, str) and v:
+            if v not in memo:
+                memo[v] = translate(v, lang)
+            v = memo[v]
+        out.append(v)
+    return out
+
+
+def _trace(trace: Any, lang: str, memo: dict[str, str]) -> None:
+    """One trace: its English name kept in ``meta["name"]``; in another language its name,
+    category labels, bar texts, legend-group and colour-bar titles translated."""
+    name = getattr(trace, "name", None)
+    if name:
+        meta = trace.meta if isinstance(trace.meta, dict) else {}
+        trace.meta = {**meta, "name": meta.get("name", name)}
         if lang != "en":
-            group = getattr(trace, "legendgrouptitle", None)
-            if group is not None and group.text:
-                group.text = translate(group.text, lang)
-            _title(getattr(trace, "colorbar", None), lang)
+            trace.name = translate(name, lang)
     if lang == "en":
-        return fig
-    layout = fig.layout
-    for obj in [layout, layout.legend, *[layout[k] for k in layout if re.match(r"[xy]axis\d*$", k)]]:
+        return
+    for attr in ("x", "y", "text"):
+        if attr in trace:
+            trace[attr] = _words(trace[attr], lang, memo)
+    group = getattr(trace, "legendgrouptitle", None)
+    if group is not None and group.text:
+        group.text = translate(group.text, lang)
+    _title(getattr(trace, "colorbar", None), lang)
+
+
+def _layout(layout: Any, lang: str, memo: dict[str, str]) -> None:
+    """The figure's title, legend and axis titles, axis category labels, annotations."""
+    axes = [layout[k] for k in layout if re.match(r"[xy]axis\d*$", k)]
+    for obj in [layout, layout.legend, *axes]:
         _title(obj, lang)
+    for axis in axes:
+        if axis.categoryarray is not None:
+            axis.categoryarray = _words(list(axis.categoryarray), lang, memo)
+        if axis.ticktext is not None:
+            axis.ticktext = _words(list(axis.ticktext), lang, memo)
     for ann in layout.annotations or ():
         if ann.text:
             ann.text = translate(ann.text, lang)
     if layout.coloraxis is not None:
         _title(layout.coloraxis.colorbar, lang)
+
+
+def figure(fig: Any) -> Any:
+    """Translate a plotly figure's visible text in place (title, axis and legend titles, trace
+    names, annotations, category labels such as "worker 3" and bar texts); each trace keeps its
+    English name in ``meta["name"]``."""
+    lang = language()
+    memo: dict[str, str] = {}  # each distinct label translated once
+    for trace in fig.data:
+        _trace(trace, lang, memo)
+    if lang != "en":
+        _layout(fig.layout, lang, memo)
     return fig
