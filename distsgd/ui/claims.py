@@ -16,7 +16,7 @@ from typing import Any
 from ..analytic import VALUE_KINDS
 from ..clusters import Cluster, Stragglers
 from ..delays import Delay, Exponential
-from .i18n import tr
+from .i18n import N_, tr
 
 __all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence", "whatif"]
 
@@ -211,6 +211,14 @@ def _compare(a: tuple[float, float, str], b: tuple[float, float, str]) -> tuple[
     return None
 
 
+def _verdict(diff: tuple[str, bool] | None, same: str, higher: str, lower: str, **values: Any) -> str:
+    """One of three whole sentences (marked N_ by the caller) as :func:`_compare` says: no clear
+    difference, or ``{change}`` higher or lower."""
+    if diff is None:
+        return tr(same, **values)
+    return tr(higher if diff[1] else lower, change=diff[0], **values)
+
+
 def whatif(rows: list[dict[str, Any]]) -> str:
     """How far the i.i.d. fit is from the replay, and what removing the stragglers buys — for
     the first scheme that has both, from the numbers shown (separated intervals only)."""
@@ -222,36 +230,25 @@ def whatif(rows: list[dict[str, Any]]) -> str:
         if replay is None or iid is None:
             continue
         diff = _compare(iid, replay)
-        fit = {"scheme": s, "fit": _show(iid), "replay": _show(replay)}
-        if diff is None:
-            text = tr("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: within their "
-                      "uncertainty, the textbook model gets this cluster right.", **fit)
-        elif diff[1]:
-            text = tr("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: the textbook model "
-                      "is {change} higher than this cluster.", change=diff[0], **fit)
-        else:
-            text = tr("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: the textbook model "
-                      "is {change} lower than this cluster.", change=diff[0], **fit)
+        text = _verdict(diff, N_("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: within "
+                                 "their uncertainty, the textbook model gets this cluster right."),
+                        N_("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: the textbook "
+                           "model is {change} higher than this cluster."),
+                        N_("For {scheme}, the i.i.d. fit says E[T] = {fit} and the replay {replay}: the textbook "
+                           "model is {change} lower than this cluster."),
+                        scheme=s, fit=_show(iid), replay=_show(replay))
         dropped = by.get(("stragglers dropped", s))
         if dropped is not None:
-            d, t = _compare(dropped, replay), _show(dropped)
-            if d is None:
-                text = _join(text, tr("Without its stragglers it would take {time}, no clear change.", time=t))
-            elif d[1]:
-                text = _join(text, tr("Without its stragglers it would take {time} ({change} higher).",
-                                      time=t, change=d[0]))
-            else:
-                text = _join(text, tr("Without its stragglers it would take {time} ({change} lower).",
-                                      time=t, change=d[0]))
+            text = _join(text, _verdict(_compare(dropped, replay),
+                                        N_("Without its stragglers it would take {time}, no clear change."),
+                                        N_("Without its stragglers it would take {time} ({change} higher)."),
+                                        N_("Without its stragglers it would take {time} ({change} lower)."),
+                                        time=_show(dropped)))
         if backup is not None and s == "sync":
-            b, t = _compare(backup, replay), _show(backup)
-            if b is None:
-                text = _join(text, tr("Keeping them as backup workers: {time}, no clear change.", time=t))
-            elif b[1]:
-                text = _join(text, tr("Keeping them as backup workers: {time} ({change} higher).",
-                                      time=t, change=b[0]))
-            else:
-                text = _join(text, tr("Keeping them as backup workers: {time} ({change} lower).",
-                                      time=t, change=b[0]))
+            text = _join(text, _verdict(_compare(backup, replay),
+                                        N_("Keeping them as backup workers: {time}, no clear change."),
+                                        N_("Keeping them as backup workers: {time} ({change} higher)."),
+                                        N_("Keeping them as backup workers: {time} ({change} lower)."),
+                                        time=_show(backup)))
         return text
     return tr("Compare the i.i.d. fit's bars with the replay's: the difference is what the textbook model gets wrong.")

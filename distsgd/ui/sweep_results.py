@@ -112,9 +112,9 @@ def show(value: Any) -> str:
     return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
 
 
-def order(value: Any) -> tuple[int, Any]:
+def order(value: Any) -> tuple[int, float, str]:
     """Numbers by value before text by name."""
-    return (0, float(value), "") if isinstance(value, (int, float)) else (1, 0.0, str(value))  # type: ignore[return-value]
+    return (0, float(value), "") if isinstance(value, (int, float)) else (1, 0.0, str(value))
 
 
 def _sort_key(values: pd.Series) -> Any:
