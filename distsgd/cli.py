@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from .analytic import expected_runtime
-from .clusters import Cluster, as_source, make_cluster
+from .clusters import Cluster, TraceCluster, as_source, make_cluster
 from .delays import Delay
 from .error import (
     GAMMA,
@@ -147,6 +147,23 @@ def _delay_text(cluster: Cluster) -> str | None:
     return str(d) if isinstance(d, Delay) else None
 
 
+def _cluster_json(cluster: Cluster) -> dict[str, Any]:
+    """The JSON ``cluster`` of ``runtime`` and ``error`` (DESIGN §7): ``kind`` and its parameters;
+    for a trace also what reading it counted, as in the ``fit`` JSON: ``duplicates`` (repeated
+    (worker, step) rows, the first kept), ``dropped_steps`` (steps without a time of every worker:
+    not replayed) and ``missing`` ((worker, step) pairs of the grid without a time)."""
+    out = cluster.as_dict()
+    if isinstance(cluster, TraceCluster):
+        t = cluster.trace
+        out.update(duplicates=t.duplicates, dropped_steps=t.dropped_steps, missing=t.missing)
+    return out
+
+
+def _trace_line(cluster: Cluster, prefix: str) -> list[str]:
+    """The text output's line on a trace, its counts (``Trace.describe``); none for other kinds."""
+    return [prefix + cluster.trace.describe()] if isinstance(cluster, TraceCluster) else []
+
+
 def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     scheme, delay, cluster = _model(args)
     seed = _resolve_seed(args.seed)
@@ -155,7 +172,7 @@ def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     d = scheme.as_dict()
     out: dict[str, Any] = {
         "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": _delay_text(cluster),
-        "cluster": cluster.as_dict(),
+        "cluster": _cluster_json(cluster),
         "analytic": {"value": _finite(est.value), "kind": est.kind, "method": est.method},
         "monte_carlo": {"mean": _finite(mc.mean), "ci95": [_finite(mc.ci95[0]), _finite(mc.ci95[1])],
                         "iterations": mc.iterations, "seed": seed},
@@ -172,6 +189,7 @@ def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         f"scheme       {scheme.label}",
         (f"delay        {delay}   [{delay.label}, E[X] = {delay.mean:.6g}]" if isinstance(delay, Delay) else
          f"cluster      {cluster.label}"),
+        *_trace_line(cluster, "trace        "),
         f"analytic     {analytic}",
         f"monte carlo  {mc.mean:.6g}  95% CI [{mc.ci95[0]:.6g}, {mc.ci95[1]:.6g}]  "
         f"({mc.iterations} iterations, seed {seed})",
@@ -232,7 +250,7 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         simulated["gamma_measured"] = _finite(sim.gamma_measured) if sim.gamma_measured is not None else None
     out: dict[str, Any] = {
         "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": _delay_text(cluster),
-        "cluster": cluster.as_dict(), "time": lst(sim.time), "bound": lst(bound.values), "bound_kind": bound.kind,
+        "cluster": _cluster_json(cluster), "time": lst(sim.time), "bound": lst(bound.values), "bound_kind": bound.kind,
         "bound_note": bound.note or None,
         "bound_params": {"gamma": gamma, "p0": p0, "floor": bound.floor,
                          "runtime": _finite(bound.runtime.value) if bound.runtime and bound.runtime.value else None,
@@ -246,6 +264,7 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     lines = [f"scheme {scheme.label}, {'delay ' + str(delay) if isinstance(delay, Delay) else cluster.label}, "
              f"η={problem.eta:g}, L={problem.L:g}, "
              f"μ={problem.mu:g}, σ²={problem.sigma2:g}, b={problem.b}, F0={problem.f0:g}, d={problem.dim}",
+             *_trace_line(cluster, "trace: "),
              f"bound: {bound.kind}" + (f" — {bound.note}" if bound.note else
                                        f" (floor {bound.floor:.4g}, E[T] {bound.runtime.value:.4g} "
                                        f"[{bound.runtime.kind}])" if bound.runtime and bound.floor is not None else ""),

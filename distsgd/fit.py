@@ -45,8 +45,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 from typing import Any
@@ -367,10 +368,32 @@ def _json(x: Any) -> Any:
     return x
 
 
+#: the labels of a trace whose step labels are integers, one a line: each the canonical text of an
+#: integer of at most 15 digits (no sign but "-", no leading zero, so ``str(int(label)) == label``,
+#: and |n| < 10**15 < 2**53, which every JSON reader holds exactly)
+_INTEGER_LINES = re.compile(r"(?:-?(?:0|[1-9][0-9]{0,14})\n)*")
+
+
+def _step_label_type(steps: Sequence[str]) -> Callable[[str], int | str]:
+    """How a trace's step labels go into JSON: ``int`` when every label of ``steps`` (the trace's
+    distinct labels) is the text of an integer (``"550"``, ``"-3"``; not ``"0550"``, ``"+5"``,
+    ``"5.0"``, ``"1_000"`` or one over 15 digits), else ``str`` (the file's text) — one type for
+    every label of a trace, and ``str(label)`` gives the file's text back either way.
+
+    >>> _step_label_type(["1", "550", "-3"])("550"), _step_label_type(["1", "s550"])("1")
+    (550, '1')
+    """
+    text = "\n".join(steps) + "\n"
+    whole = _INTEGER_LINES.fullmatch(text) is not None and text.count("\n") == len(steps)  # no "\n" in a label
+    return int if whole else str
+
+
 def fit_report(trace: Trace, threshold: float = 1.2, *, fits: list[Fit] | None = None) -> dict[str, Any]:
     """The JSON of ``python -m distsgd fit`` (DESIGN §7): counts, the per-worker summary
     (:meth:`Trace.summary`), every flagged worker, and the fits of the pooled times best first
-    (``fits`` when the caller already has them).
+    (``fits`` when the caller already has them).  Worker ids are the file's text; a step label
+    (``from_step``) is an int when every step label of the trace is an integer's text, else the
+    file's text (:func:`_step_label_type`).
 
     >>> from distsgd.traces import trace_from_times
     >>> r = fit_report(trace_from_times([[1.0, 1.1, 0.9], [2.0, 2.2, 1.8]]))
@@ -380,11 +403,12 @@ def fit_report(trace: Trace, threshold: float = 1.2, *, fits: list[Fit] | None =
     thr = float(THRESHOLD.check(threshold))
     rows = trace.summary(thr)
     fitted = fit_laws(trace.pooled) if fits is None else fits
+    label = _step_label_type(trace.steps)
     return {
         "workers": trace.m, "steps": len(trace.steps), "dropped_steps": trace.dropped_steps,
         "duplicates": trace.duplicates,
-        "per_worker": [{k: _json(r[k]) for k in ("worker", "mean", "median", "slowdown", "straggler", "from_step")}
-                       for r in rows],
+        "per_worker": [{k: _json(r[k]) for k in ("worker", "mean", "median", "slowdown", "straggler")}
+                       | {"from_step": None if r["from_step"] is None else label(r["from_step"])} for r in rows],
         "stragglers": [r["worker"] for r in rows if r["straggler"]],
         "fits": [{"family": f.family, "spec": f.spec, "aic": _json(f.aic), "ks": _json(f.ks)} for f in fitted],
     }

@@ -109,3 +109,56 @@ def test_error_command_takes_a_cluster() -> None:
     d = json.loads(out)
     assert d["cluster"] == {"kind": "static", "delay": "exp(rate=1)", "slow": 2, "slowdown": 3.0}
     assert d["simulated"]["staleness_mean"] > 0
+
+
+def _planted_trace(path):  # type: ignore[no-untyped-def]
+    """A long file of 4 workers × 30 steps with planted faults: two repeated (worker, step) rows
+    (a different time: the first must be kept), three (worker, step) pairs left out (at two
+    steps) and a step only one worker has.  The path, and the counts and the replay's sync E[T]
+    as the test counts them from the rows it wrote."""
+    rng = np.random.default_rng(7)
+    rows = [(f"w{i}", str(j), float(rng.uniform(1, 2))) for j in range(30) for i in range(4)]
+    rows = [r for r in rows if (r[0], r[1]) not in {("w1", "7"), ("w2", "12"), ("w3", "12")}]
+    rows.insert(40, ("w0", "3", 50.0))  # repeats: after their first rows, with other times
+    rows.append(("w2", "20", 60.0))
+    rows.append(("w3", "99", 1.5))  # a step of one worker
+    path.write_text("worker,step,duration\n" + "".join(f"{w},{s},{t!r}\n" for w, s, t in rows))
+    first: dict[tuple[str, str], float] = {}
+    for w, s, t in rows:
+        first.setdefault((w, s), t)
+    workers, steps = {w for w, _ in first}, {s for _, s in first}
+    complete = [s for s in steps if all((w, s) in first for w in workers)]
+    counts = {"duplicates": len(rows) - len(first), "dropped_steps": len(steps) - len(complete),
+              "missing": len(workers) * len(steps) - len(first)}
+    sync = float(np.mean([max(first[w, s] for w in workers) for s in complete]))
+    return path, counts, len(complete), sync
+
+
+def test_runtime_json_cluster_counts_what_reading_the_trace_left_out(tmp_path) -> None:
+    path, counts, complete, sync = _planted_trace(tmp_path / "faulty.csv")
+    assert counts == {"duplicates": 2, "dropped_steps": 3, "missing": 6}  # the plan, as counted
+    code, out, err = run("runtime", "--scheme", "sync", "--trace", str(path), "--iterations", "300", "--seed", "1",
+                         "--json")
+    assert code == 0, err
+    cluster = json.loads(out)["cluster"]
+    assert {k: cluster.get(k) for k in counts} == counts
+    assert cluster["kind"] == "trace" and cluster["workers"] == 4 and cluster["steps"] == complete
+    assert json.loads(out)["analytic"]["value"] == pytest.approx(sync, rel=1e-12)  # the first of a repeat kept
+    code, text, err = run("runtime", "--scheme", "sync", "--trace", str(path), "--iterations", "300", "--seed", "1")
+    assert code == 0, err
+    assert (f"{complete} complete steps ({counts['dropped_steps']} dropped, {counts['duplicates']} duplicates, "
+            f"{counts['missing']} missing)") in text
+
+
+def test_error_json_cluster_is_the_same_object_as_runtime(tmp_path) -> None:
+    path, counts, _, _ = _planted_trace(tmp_path / "faulty.csv")
+    code, out, err = run("error", "--scheme", "sync", "--trace", str(path), "--eta", "0.05", "--L", "2", "--mu",
+                         "0.5", "--sigma2", "1", "--b", "1", "--f0", "1", "--dim", "5", "--time", "10", "--points",
+                         "5", "--replicas", "4", "--seed", "1", "--json")
+    assert code == 0, err
+    cluster = json.loads(out)["cluster"]
+    assert {k: cluster.get(k) for k in counts} == counts
+    code, out, err = run("runtime", "--scheme", "sync", "--trace", str(path), "--iterations", "300", "--seed", "1",
+                         "--json")
+    assert code == 0, err
+    assert json.loads(out)["cluster"] == cluster

@@ -64,8 +64,8 @@ def test_an_emerging_straggler_is_flagged_from_about_where_it_slows_down() -> No
     assert report["stragglers"] == ["e7"]
     row = report["per_worker"][7]
     assert row["straggler"] and row["slowdown"] < 1.2  # slow over 40% of the steps only: not persistent
-    assert row["from_step"] in labels
-    assert abs(labels.index(row["from_step"]) - at) <= n // 10
+    assert type(row["from_step"]) is int and str(row["from_step"]) in labels  # integer labels: an int
+    assert abs(labels.index(str(row["from_step"])) - at) <= n // 10
     assert all(r["from_step"] is None for i, r in enumerate(report["per_worker"]) if i != 7)
 
 
@@ -221,7 +221,7 @@ def _check_contract(d: dict) -> None:
     for r in d["per_worker"]:
         assert set(r) == WORKER_KEYS and isinstance(r["worker"], str) and type(r["straggler"]) is bool
         assert all(type(r[k]) is float for k in ("mean", "median", "slowdown"))
-        assert r["from_step"] is None or isinstance(r["from_step"], str)
+        assert r["from_step"] is None or type(r["from_step"]) in (int, str)
     assert all(isinstance(w, str) for w in d["stragglers"])
     assert d["fits"] and all(set(f) == FIT_KEYS for f in d["fits"])
     for f in d["fits"]:
@@ -303,3 +303,33 @@ def test_cli_fit_text_output_has_the_table_the_stragglers_and_the_fits(tmp_path)
     assert "stragglers (slowdown ≥ 1.2): w3, w4" in out
     for family in ("lognormal", "weibull", "uniform"):
         assert any(line.startswith(family) for line in lines), family
+
+
+def _emerging_csv(path, labels: list[str]):  # type: ignore[no-untyped-def]
+    """8 workers over the steps ``labels`` (in order), worker e5 4× slow from the 120th step on."""
+    t = np.random.default_rng(12).lognormal(0.0, 0.1, (8, len(labels)))
+    t[5, 120:] *= 4.0
+    path.write_text(_long_csv(t, [f"e{i}" for i in range(8)], labels))
+    return path
+
+
+@pytest.mark.parametrize("labels, kind", [
+    ([str(500 + j) for j in range(200)], int),  # from_step near 620, not "620"
+    ([str(-100 + 7 * j) for j in range(200)], int),  # negative ones too
+    ([f"s{500 + j}" for j in range(200)], str),  # not integers: the file's text
+    (["0500", *(str(501 + j) for j in range(199))], str),  # one label not an integer's own text: all text
+])
+def test_cli_fit_step_labels_that_are_integers_in_the_file_are_integers_in_the_json(tmp_path, labels, kind) -> None:
+    path = _emerging_csv(tmp_path / "e.csv", labels)
+    code, out, err = run("fit", "--trace", str(path), "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    _check_contract(d)
+    assert d["stragglers"] == ["e5"]
+    got = d["per_worker"][5]["from_step"]
+    assert type(got) is kind and str(got) in labels
+    assert abs(labels.index(str(got)) - 120) <= 20  # within the 10% window
+    assert all(r["from_step"] is None for i, r in enumerate(d["per_worker"]) if i != 5)
+    assert d == json.loads(json.dumps(fit_report(load_trace(path))))
+    code, text, err = run("fit", "--trace", str(path))  # the text output shows the label as the file has it
+    assert code == 0 and f"from step {got}" in text, err
