@@ -8,6 +8,7 @@ Conventions, shared by every chart: one colour per scheme; theory traces are nam
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,24 +52,37 @@ _EXTRA_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31
 _LOG = dict(type="log", dtick=1, tickformat="~g")
 
 
+#: Whether plotly checks every property as a figure is built.  Checking costs ≈ 1.5 ms a trace
+#: and ≈ 10 ms a figure (most of drawing a chart on a rerun, where a shared host has ≈ 60 ms of
+#: CPU per rerun to spend); the figures here are made by this module's code, not by users, so
+#: it is off, and on when ``DISTSGD_VALIDATE_FIGURES=1`` — the test suite sets it, so a misspelt
+#: or out-of-range property still fails a test (``tests/test_plots.py`` also checks that both
+#: ways give the same figure).
+VALIDATE = os.environ.get("DISTSGD_VALIDATE_FIGURES", "") == "1"
+
+
+def _go(cls: Any, **props: Any) -> Any:
+    """``cls(**props)`` (a plotly trace class), checked only when :data:`VALIDATE` is on."""
+    return cls(**props, _validate=VALIDATE)
+
+
 def _themed(fig: go.Figure) -> go.Figure:
     """``fig`` with the plotly_white template, assigned the way plotly assigns its default
     template: the registered template is already valid, so it is not validated again (which
     costs ≈ 7 ms a figure, most of building a small one)."""
     layout = fig.layout
+    checked = layout._validate
     layout._validate = False
     try:
         layout.template = _TEMPLATE
     finally:
-        layout._validate = True
+        layout._validate = checked
     return fig
 
 
-def _figure(title: str | None = None, x_title: str | None = None, y_title: str | None = None,
-            log_x: bool = False, log_y: bool = False, **layout: Any) -> go.Figure:
-    """A themed figure whose layout (``_LAYOUT``, then ``layout``) is given to the constructor:
-    ≈ 0.8 ms, where ``update_layout`` with the same keywords after the traces costs ≈ 3.3 ms (a
-    dashboard rerun builds several figures)."""
+def _layout(title: str | None = None, x_title: str | None = None, y_title: str | None = None,
+            log_x: bool = False, log_y: bool = False, **layout: Any) -> dict[str, Any]:
+    """A figure's layout: ``_LAYOUT``, then ``layout``, the titles and the log axes."""
     lay: dict[str, Any] = {**_LAYOUT, **layout}
     if title is not None:
         lay["title"] = {"text": title}
@@ -80,7 +94,21 @@ def _figure(title: str | None = None, x_title: str | None = None, y_title: str |
             spec.update(_LOG)
         if spec:
             lay[axis] = spec
-    return _themed(go.Figure(layout=lay))
+    return lay
+
+
+def _figure(title: str | None = None, x_title: str | None = None, y_title: str | None = None,
+            log_x: bool = False, log_y: bool = False, **layout: Any) -> go.Figure:
+    """An empty themed figure with :func:`_layout`'s layout, for code that adds its traces
+    one by one (each then checked by plotly)."""
+    return _build(_layout(title, x_title, y_title, log_x, log_y, **layout), [])
+
+
+def _build(layout: dict[str, Any], data: list[Any]) -> go.Figure:
+    """The themed figure of ``data`` (traces made by :func:`_go`) and ``layout``, both given to
+    the constructor: ``add_trace`` checks every trace again whatever :data:`VALIDATE` says, and
+    ``update_layout`` after the traces costs ≈ 3 ms; this costs ≈ 0.2 ms a trace unchecked."""
+    return _themed(go.Figure(data=data, layout=layout, _validate=VALIDATE))
 
 
 def _arr(values: Any) -> np.ndarray:
@@ -115,7 +143,8 @@ def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: 
     """Analytic E[T] (solid where exact/numerical, dashed and named "bound" where only a bound is
     known, dotted where an approximation) and Monte Carlo means with 95% error bars, one colour
     per scheme."""
-    fig = _figure(title, x_title, y_title, log_x=log_x)
+    data: list[Any] = []
+    layout = _layout(title, x_title, y_title, log_x=log_x)
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
         rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r[x])
         xs = [r[x] for r in rs]
@@ -128,19 +157,19 @@ def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: 
             name = f"{prefix}: {scheme} ({', '.join(kinds)})"
             # fresh schemes drawn wider, so a coinciding asynchronous line leaves them visible
             width = 4.5 if scheme in ("sync", "k-sync", "k-batch-sync") else 2
-            fig.add_trace(go.Scatter(x=_arr(xs), y=ys, mode="lines", name=name, connectgaps=False,
+            data.append(_go(go.Scatter, x=_arr(xs), y=ys, mode="lines", name=name, connectgaps=False,
                                      line=dict(color=col, dash=dash, width=width),
                                      hovertemplate=f"{x}=%{{x}}<br>E[T]=%{{y:.4g}}<extra>{name}</extra>"))
         if any("mc_mean" in r for r in rs):  # points without a simulation are gaps
             mean = _arr([r.get("mc_mean") for r in rs])
-            fig.add_trace(go.Scatter(
+            data.append(_go(go.Scatter,
                 x=_arr(xs), y=mean, mode="markers", name=f"Monte Carlo: {scheme}",
                 marker=dict(color=col, size=7, symbol="circle-open", line=dict(width=2)),
                 error_y=dict(type="data", symmetric=False,
                              array=_arr([r.get("mc_high") for r in rs]) - mean,
                              arrayminus=mean - _arr([r.get("mc_low") for r in rs]), color=col),
                 hovertemplate=f"{x}=%{{x}}<br>mean=%{{y:.4g}}<extra>Monte Carlo: {scheme}</extra>"))
-    return fig
+    return _build(layout, data)
 
 
 def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
@@ -148,7 +177,8 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
     """Error against wall-clock time: simulated mean with its 95% band, the bound (dashed) and
     the model's exact expected error after n updates averaged over simulated update counts N(t)
     (dotted) per scheme; the target ε and the times it is reached."""
-    fig = _figure("Error against wall-clock time", "wall-clock time (time units)", "f(w) − f*", log_y=log_y)
+    data: list[Any] = []
+    layout = _layout("Error against wall-clock time", "wall-clock time (time units)", "f(w) − f*", log_y=log_y)
     labels = list(dict.fromkeys(r["scheme"] for r in rows))
     colors = _label_colors(labels)
     for label in labels:
@@ -156,23 +186,24 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
         col = colors[label]
         t = _arr([r["time"] for r in rs])
         hi, lo = _arr([r["simulated_high"] for r in rs]), _arr([r["simulated_low"] for r in rs])
-        fig.add_trace(go.Scatter(x=np.concatenate([t, t[::-1]]), y=np.concatenate([hi, lo[::-1]]),
+        data.append(_go(go.Scatter, x=np.concatenate([t, t[::-1]]), y=np.concatenate([hi, lo[::-1]]),
                                  fill="toself", fillcolor=_rgba(col, 0.15), line=dict(width=0),
                                  name=f"simulated 95% band: {label}", hoverinfo="skip", showlegend=False))
-        fig.add_trace(go.Scatter(x=t, y=_arr([r["simulated_mean"] for r in rs]), mode="lines",
+        data.append(_go(go.Scatter, x=t, y=_arr([r["simulated_mean"] for r in rs]), mode="lines",
                                  name=f"simulated mean: {label}", line=dict(color=col, width=2),
                                  line_shape="hv"))
         if any(r["bound"] is not None for r in rs):
-            fig.add_trace(go.Scatter(x=t, y=_arr([r["bound"] for r in rs]), mode="lines", name=f"bound: {label}",
+            data.append(_go(go.Scatter, x=t, y=_arr([r["bound"] for r in rs]), mode="lines", name=f"bound: {label}",
                                      line=dict(color=col, dash="dash", width=2)))
         if any(r.get("model") is not None for r in rs):
-            fig.add_trace(go.Scatter(x=t, y=_arr([r["model"] for r in rs]), mode="lines",
+            data.append(_go(go.Scatter, x=t, y=_arr([r["model"] for r in rs]), mode="lines",
                                      name=f"theory (exact model, averaged over simulated N(t)): {label}",
                                      line=dict(color=col, dash="dot", width=2.5)))
         if targets and targets.get(label) is not None and math.isfinite(targets[label]) and eps:
-            fig.add_trace(go.Scatter(x=[targets[label]], y=[eps], mode="markers",
+            data.append(_go(go.Scatter, x=[targets[label]], y=[eps], mode="markers",
                                      name=f"reaches ε: {label}", showlegend=False,
                                      marker=dict(color=col, size=12, symbol="diamond")))
+    fig = _build(layout, data)  # before the line: add_hline draws only on a subplot with traces
     if eps:
         fig.add_hline(y=eps, line=dict(color="black", dash="dashdot", width=1))
         # placed by hand: plotly puts an hline's annotation at the raw value on a log axis
@@ -184,7 +215,8 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
 def staleness_tail_figure(counts: dict[str, Sequence[int]], m: int) -> go.Figure:
     """P(staleness ≥ x) of the gradients used, one line per run (log scale: the far tail shows),
     with the mean m − 1 of async marked."""
-    fig = _figure("Staleness of the gradients used: P(staleness ≥ x)", "staleness x (updates)",
+    data: list[Any] = []
+    layout = _layout("Staleness of the gradients used: P(staleness ≥ x)", "staleness x (updates)",
                   "share of gradients with staleness ≥ x (log scale)", log_y=True)
     colors = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
     for (label, c), col in zip(counts.items(), colors, strict=False):
@@ -193,7 +225,8 @@ def staleness_tail_figure(counts: dict[str, Sequence[int]], m: int) -> go.Figure
             continue
         tail = np.cumsum(h[::-1])[::-1] / h.sum()
         x = np.flatnonzero(tail > 0)
-        fig.add_trace(go.Scatter(x=x, y=tail[x], mode="lines", line_shape="hv", name=label, line=dict(color=col)))
+        data.append(_go(go.Scatter, x=x, y=tail[x], mode="lines", line_shape="hv", name=label, line=dict(color=col)))
+    fig = _build(layout, data)
     fig.add_vline(x=m - 1, line=dict(color="black", dash="dot", width=1))
     fig.add_annotation(x=m - 1, y=1, yref="paper", text="m − 1 (the mean)", showarrow=False, yanchor="bottom")
     return fig
@@ -204,7 +237,7 @@ def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins
     not every sample).  Mass beyond hi is left out of the picture but not of the density."""
     counts, edges = np.histogram(samples, bins=np.linspace(lo, hi, bins + 1))
     dens = counts / (samples.size * np.diff(edges))
-    return go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=dens, width=np.diff(edges), name=name,
+    return _go(go.Bar, x=(edges[:-1] + edges[1:]) / 2, y=dens, width=np.diff(edges), name=name,
                   marker=dict(color=color, line=dict(width=0)))
 
 
@@ -212,7 +245,8 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     """pdf (histogram of a sample for a measured trace) and cdf of X, side by side (the layout
     make_subplots(rows=1, cols=2) makes, written out: it costs ≈ 9 ms a figure)."""
     x_title = {"text": "delay x (time units)"}
-    fig = _figure(f"Delay distribution: {delay.label}", bargap=0, height=380,
+    data: list[Any] = []
+    layout = _layout(f"Delay distribution: {delay.label}", bargap=0, height=380,
                   xaxis={"anchor": "y", "domain": [0.0, 0.45], "title": x_title},
                   yaxis={"anchor": "x", "domain": [0.0, 1.0], "title": {"text": "density"}},
                   xaxis2={"anchor": "y2", "domain": [0.55, 1.0], "title": x_title},
@@ -228,17 +262,17 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     lo, hi = float(min(lo, delay.support[0])), float(hi)
     x = np.linspace(lo, hi, 600)
     if atoms is not None:
-        fig.add_trace(_hist(atoms, lo, hi, "trace (histogram)", "#7f7f7f").update(left))
+        data.append(_hist(atoms, lo, hi, "trace (histogram)", "#7f7f7f").update(left))
     else:
         if samples is not None:
-            fig.add_trace(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)").update(left))
+            data.append(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)").update(left))
         with np.errstate(divide="ignore", invalid="ignore"):  # e.g. Weibull k < 1 is infinite at 0
             pdf = np.asarray(delay.pdf(x), dtype=float)
         pdf[~np.isfinite(pdf)] = np.nan
-        fig.add_trace(go.Scatter(x=x, y=pdf, name="theory: pdf", line=dict(color="#1f77b4"), **left))
-    fig.add_trace(go.Scatter(x=x, y=delay.cdf(x), name="theory: cdf", line=dict(color="#ff7f0e"),
+        data.append(_go(go.Scatter, x=x, y=pdf, name="theory: pdf", line=dict(color="#1f77b4"), **left))
+    data.append(_go(go.Scatter, x=x, y=delay.cdf(x), name="theory: cdf", line=dict(color="#ff7f0e"),
                              line_shape="hv" if discrete else "linear", **right))
-    return fig
+    return _build(layout, data)
 
 
 def order_statistic_figure(samples: np.ndarray, edges: np.ndarray, theory: dict[str, Any], k: int, n: int,
@@ -247,19 +281,21 @@ def order_statistic_figure(samples: np.ndarray, edges: np.ndarray, theory: dict[
     (``theory["kind"] == "pdf"``: ``x``, ``density``), or for a discrete law the exact
     probability of each bin over its width (``"bins"``: ``edges``, ``density``)."""
     sym = f"X<sub>{k}:{n}</sub>"
-    fig = _figure(f"The K-th fastest of m: {sym} (K = {k}, m = {n})", "time (time units)", "density",
+    data: list[Any] = []
+    layout = _layout(f"The K-th fastest of m: {sym} (K = {k}, m = {n})", "time (time units)", "density",
                   bargap=0, height=380)
-    fig.add_trace(_hist(samples, float(edges[0]), float(edges[-1]), f"Monte Carlo: {sym}",
+    data.append(_hist(samples, float(edges[0]), float(edges[-1]), f"Monte Carlo: {sym}",
                         "rgba(148,103,189,0.45)", len(edges) - 1))
     if theory["kind"] == "pdf":
-        fig.add_trace(go.Scatter(x=theory["x"], y=theory["density"], name=f"theory: density of {sym}",
+        data.append(_go(go.Scatter, x=theory["x"], y=theory["density"], name=f"theory: density of {sym}",
                                  line=dict(color="#9467bd", width=2)))
     else:
         e = np.asarray(theory["edges"], float)
         d = np.asarray(theory["density"], float)
-        fig.add_trace(go.Scatter(x=e, y=np.append(d, d[-1]), line_shape="hv",
+        data.append(_go(go.Scatter, x=e, y=np.append(d, d[-1]), line_shape="hv",
                                  name=f"theory: P({sym} in bin) ÷ bin width (exact)",
                                  line=dict(color="#9467bd", width=2)))
+    fig = _build(layout, data)
     if mean is not None and math.isfinite(mean):
         fig.add_vline(x=mean, line=dict(color="black", dash="dash"))
         fig.add_annotation(x=mean, y=1, yref="paper", text=f" E = {mean:.4g}", showarrow=False,
@@ -270,15 +306,17 @@ def order_statistic_figure(samples: np.ndarray, edges: np.ndarray, theory: dict[
 def fanout_figure(ms: Sequence[int], analytic: Sequence[float | None], mc: Sequence[float],
                   mc_low: Sequence[float], mc_high: Sequence[float], mean_x: float) -> go.Figure:
     """How the slowest of m grows with m: E[X_{m:m}] (theory) and Monte Carlo, against E[X]."""
-    fig = _figure("Fan-out: the slowest of m workers", "workers m (log scale)", "E[X<sub>m:m</sub>] (time units)",
+    data: list[Any] = []
+    layout = _layout("Fan-out: the slowest of m workers", "workers m (log scale)", "E[X<sub>m:m</sub>] (time units)",
                   log_x=True, height=380)
-    fig.add_trace(go.Scatter(x=_arr(ms), y=_arr(analytic), mode="lines", name="analytic: E[max of m]",
+    data.append(_go(go.Scatter, x=_arr(ms), y=_arr(analytic), mode="lines", name="analytic: E[max of m]",
                              line=dict(color="#d62728", width=2)))
     y = np.asarray(mc, dtype=float)
-    fig.add_trace(go.Scatter(x=_arr(ms), y=y, mode="markers", name="Monte Carlo: mean max of m",
+    data.append(_go(go.Scatter, x=_arr(ms), y=y, mode="markers", name="Monte Carlo: mean max of m",
                              marker=dict(color="#d62728", symbol="circle-open", size=8),
                              error_y=dict(type="data", symmetric=False, array=np.asarray(mc_high) - y,
                                           arrayminus=y - np.asarray(mc_low))))
+    fig = _build(layout, data)
     if math.isfinite(mean_x):
         fig.add_hline(y=mean_x, line=dict(color="#1f77b4", dash="dash"), annotation_text=f"E[X] = {mean_x:.3g}")
     return fig
@@ -339,7 +377,8 @@ def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
     ts = [float(t) for t in tl.update_times[:shown]]
     n = min(tl.scheme.m, max_workers)
     cut = "" if shown == len(tl.update_times) else f" — first {shown} of {len(tl.update_times)} updates (bar limit)"
-    fig = _figure(
+    data: list[Any] = []
+    layout = _layout(
         f"Timeline: {tl.scheme.label}, {_workers_label(tl.delay)}{cut}", "wall-clock time (time units)", "",
         height=max(300, 28 * n + 160), barmode="overlay",
         yaxis={"autorange": "reversed", "categoryorder": "array",
@@ -359,13 +398,14 @@ def timeline_figure(tl: Timeline, max_workers: int = 40) -> go.Figure:
             marker: dict[str, Any] = dict(color=col, line=dict(color="white", width=0.5))
             if slow:
                 marker["pattern"] = dict(shape="/", fgcolor="black", fgopacity=0.55, solidity=0.35)
-            fig.add_trace(go.Bar(
-                y=[f"worker {w + 1}" for w in bars["worker"][sel]], x=end - start, base=start,
+            data.append(_go(go.Bar,
+                # base as a list, as plotly's check makes it (no typed array for this attribute)
+                y=[f"worker {w + 1}" for w in bars["worker"][sel]], x=end - start, base=start.tolist(),
                 orientation="h", name=name, legendgroup=outcome, marker=marker,
                 customdata=np.stack([start, end], axis=1), hovertext=text,
                 hovertemplate="%{y}<br>%{customdata[0]:.3g} → %{customdata[1]:.3g}<br>%{hovertext}"
                               f"<extra>{name}</extra>"))
-    return fig
+    return _build(layout, data)
 
 
 def target_figure(rows: Sequence[dict[str, Any]], x_title: str, best_bound: int | None,
@@ -374,46 +414,48 @@ def target_figure(rows: Sequence[dict[str, Any]], x_title: str, best_bound: int 
     reference schemes (e.g. sync, async) as horizontal lines."""
     never = [r["x"] for r in rows if r["bound_time"] is not None and math.isinf(r["bound_time"])]
     sub = f" — bound never gets there at {x_title} = {', '.join(map(str, never[:8]))}" if never else ""
-    fig = _figure(f"Time to reach ε = {eps:g}{sub}", x_title, "wall-clock time to ε (time units, log scale)",
+    data: list[Any] = []
+    layout = _layout(f"Time to reach ε = {eps:g}{sub}", x_title, "wall-clock time to ε (time units, log scale)",
                   log_y=True)
     xs = _arr([r["x"] for r in rows])
 
     def finite(v: Any) -> float | None:
         return v if v is not None and math.isfinite(v) and v > 0 else None
 
-    fig.add_trace(go.Scatter(x=xs, y=_arr([finite(r["bound_time"]) for r in rows]), mode="lines+markers",
+    data.append(_go(go.Scatter, x=xs, y=_arr([finite(r["bound_time"]) for r in rows]), mode="lines+markers",
                              name="bound: time to ε", line=dict(color="#1f77b4", dash="dash")))
     if any("simulated_time" in r for r in rows):
         y = _arr([finite(r.get("simulated_time")) for r in rows])
         hi = _arr([finite(r.get("simulated_high")) for r in rows])
         lo = _arr([finite(r.get("simulated_low")) for r in rows])
-        fig.add_trace(go.Scatter(x=xs, y=y, mode="lines+markers", name="simulated: time to ε (95% band)",
+        data.append(_go(go.Scatter, x=xs, y=y, mode="lines+markers", name="simulated: time to ε (95% band)",
                                  line=dict(color="#d62728"),
                                  error_y=dict(type="data", symmetric=False, array=np.nan_to_num(hi - y),
                                               arrayminus=np.nan_to_num(y - lo))))
     for idx, name, col, key in ((best_bound, "best (bound)", "#1f77b4", "bound_time"),
                                 (best_sim, "best (simulated)", "#d62728", "simulated_time")):
         if idx is not None:
-            fig.add_trace(go.Scatter(x=[xs[idx]], y=[rows[idx][key]], mode="markers", name=name,
+            data.append(_go(go.Scatter, x=[xs[idx]], y=[rows[idx][key]], mode="markers", name=name,
                                      marker=dict(symbol="star", size=18, color=col)))
     for r in refs:
         v = finite(r.get("simulated_time")) or finite(r.get("bound_time"))
         if v is not None:
             src = "simulated" if finite(r.get("simulated_time")) else "bound"
-            fig.add_trace(go.Scatter(x=[xs.min(), xs.max()], y=[v, v], mode="lines",
+            data.append(_go(go.Scatter, x=[xs.min(), xs.max()], y=[v, v], mode="lines",
                                      name=f"{src}: {r['label']} (reference)",
                                      line=dict(color=_color(r["scheme"]), dash="dot", width=2)))
-    return fig
+    return _build(layout, data)
 
 
 def speedup_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
     """Throughput of m workers over one (samples per unit time), per scheme: from the analytic
     E[T] where it is exact or numerical (solid), a lower bound where E[T] is only bounded above
     (dashed), and from the Monte Carlo mean (markers)."""
-    fig = _figure("Speed-up over one worker", "workers m (log scale)", "speed-up (throughput ÷ one worker's)",
+    data: list[Any] = []
+    layout = _layout("Speed-up over one worker", "workers m (log scale)", "speed-up (throughput ÷ one worker's)",
                   log_x=True, log_y=True)
     ms = sorted({r["m"] for r in rows})
-    fig.add_trace(go.Scatter(x=_arr(ms), y=_arr(ms), mode="lines", name="ideal (m×)",
+    data.append(_go(go.Scatter, x=_arr(ms), y=_arr(ms), mode="lines", name="ideal (m×)",
                              line=dict(color="#999", dash="dot", width=4)))
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
         rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r["m"])
@@ -422,18 +464,19 @@ def speedup_figure(rows: Sequence[dict[str, Any]]) -> go.Figure:
                                 ("speedup_lower_bound", f"bound: {scheme} (lower bound)", "dash")):
             y = _arr([r.get(key) for r in rs])
             if not np.isnan(y).all():
-                fig.add_trace(go.Scatter(x=x, y=y, mode="lines", name=name, connectgaps=False,
+                data.append(_go(go.Scatter, x=x, y=y, mode="lines", name=name, connectgaps=False,
                                          line=dict(color=_color(scheme), dash=dash)))
         y = _arr([r.get("speedup_mc") for r in rs])
         if not np.isnan(y).all():
-            fig.add_trace(go.Scatter(x=x, y=y, mode="markers", name=f"Monte Carlo: {scheme}",
+            data.append(_go(go.Scatter, x=x, y=y, mode="markers", name=f"Monte Carlo: {scheme}",
                                      marker=dict(color=_color(scheme), symbol="circle-open", size=8)))
-    return fig
+    return _build(layout, data)
 
 
 def comm_figure(ms: Sequence[int], ps: Sequence[float], ring: Sequence[float]) -> go.Figure:
-    fig = _figure("Communication time per round", "workers m (log scale)", "time per round (s)", log_x=True,
+    data: list[Any] = []
+    layout = _layout("Communication time per round", "workers m (log scale)", "time per round (s)", log_x=True,
                   height=360)
-    fig.add_trace(go.Scatter(x=list(ms), y=list(ps), mode="lines+markers", name="theory: parameter server"))
-    fig.add_trace(go.Scatter(x=list(ms), y=list(ring), mode="lines+markers", name="theory: ring all-reduce"))
-    return fig
+    data.append(_go(go.Scatter, x=list(ms), y=list(ps), mode="lines+markers", name="theory: parameter server"))
+    data.append(_go(go.Scatter, x=list(ms), y=list(ring), mode="lines+markers", name="theory: ring all-reduce"))
+    return _build(layout, data)

@@ -1,0 +1,89 @@
+"""The figure builders of distsgd.plots (and the trace page's) give the same figure whether
+plotly checks every property as it is set (``VALIDATE``, on in the test suite) or not (the
+dashboard's default, ≈ 5× cheaper): the unchecked path must not drop, rename or mangle anything
+that the checked path would send to the browser."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from distsgd import make_scheme, parse_delay, plots, sweeps
+from distsgd.examples import example_times
+from distsgd.montecarlo import simulate_timeline
+from distsgd.traces import trace_from_times
+from distsgd.ui import trace_figures
+
+EXP = parse_delay("exp(rate=1)")
+SCHEMES = ("sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd")
+
+
+def _runtime_rows() -> list[dict[str, Any]]:
+    return sweeps.runtime_vs_K(SCHEMES, 8, EXP, (1, 2, 4, 8), 2, 0.0, 2e6, 1)
+
+
+def _m_rows() -> list[dict[str, Any]]:
+    return sweeps.runtime_vs_m(("sync", "async", "local-sgd"), (2, 4, 8), EXP, 2, 2, 0.1, 2e6, 1)
+
+
+def _error_rows() -> list[dict[str, Any]]:
+    t = np.linspace(0, 10, 5)
+    return [{"scheme": s, "time": x, "simulated_mean": 1 / (1 + x), "simulated_low": 0.9 / (1 + x),
+             "simulated_high": 1.1 / (1 + x), "bound": 2 / (1 + x), "model": 1.05 / (1 + x)}
+            for s in ("sync", "async") for x in t]
+
+
+def _target_rows() -> list[dict[str, Any]]:
+    return [{"scheme": "k-sync", "K": k, "x": k, "bound_time": 10.0 / k + k, "simulated_time": 8.0 / k + k,
+             "simulated_low": 7.0 / k + k, "simulated_high": 9.0 / k + k} for k in (1, 2, 4, 8)]
+
+
+def _trace() -> Any:
+    return trace_from_times(example_times("persistent-slow")[:, :60], name="example")
+
+
+CASES: dict[str, Callable[[], go.Figure]] = {
+    "runtime": lambda: plots.runtime_figure(_runtime_rows(), "x_K", "K", "E[T] against K"),
+    "speedup": lambda: plots.speedup_figure(_m_rows()),
+    "error": lambda: plots.error_figure(_error_rows(), 0.2, {"sync": 5.0, "async": None}),
+    "staleness": lambda: plots.staleness_tail_figure({"ρ = 0": [5, 3, 1], "ρ = 0.9": [4, 3, 2, 1]}, 4),
+    "delay": lambda: plots.delay_figure(EXP, np.random.default_rng(1).exponential(size=500)),
+    "order-statistic": lambda: plots.order_statistic_figure(
+        np.random.default_rng(2).gamma(3, size=400), np.linspace(0, 8, 21),
+        {"kind": "pdf", "x": np.linspace(0, 8, 50), "density": np.linspace(0, 1, 50)}, 3, 8, 2.7),
+    "fanout": lambda: plots.fanout_figure([1, 10, 100], [1.0, 2.9, 5.2], [1.01, 2.8, 5.3], [0.9, 2.7, 5.1],
+                                          [1.1, 2.9, 5.5], 1.0),
+    "timeline": lambda: plots.timeline_figure(simulate_timeline(make_scheme("k-async", 6, K=2), EXP, 8, 3)),
+    "target": lambda: plots.target_figure(_target_rows(), "K", 2, 1, 0.05, []),
+    "comm": lambda: plots.comm_figure([2, 4, 8], [0.1, 0.2, 0.4], [0.1, 0.15, 0.18]),
+    "heatmap": lambda: trace_figures.heatmap_figure(_trace()),
+    "boxes": lambda: trace_figures.worker_box_figure(_trace()),
+    "qq": lambda: trace_figures.qq_figure(_trace().pooled, []),
+    "fit-histogram": lambda: trace_figures.fit_histogram_figure(_trace().pooled, []),
+}
+
+
+def _spec(make: Callable[[], go.Figure], validate: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
+    monkeypatch.setattr(plots, "VALIDATE", validate)
+    return json.loads(pio.to_json(make(), validate=False))
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_unchecked_figure_is_the_checked_one(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    checked = _spec(CASES[name], True, monkeypatch)
+    unchecked = _spec(CASES[name], False, monkeypatch)
+    assert checked["data"], name
+    assert unchecked == checked
+
+
+def test_checking_catches_a_misspelt_property(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Why the suite builds every figure checked: a typo in a builder fails there."""
+    monkeypatch.setattr(plots, "VALIDATE", True)
+    with pytest.raises(ValueError, match="colour"):
+        plots._go(go.Scatter, x=[1], y=[1], colour="red")
