@@ -21,7 +21,12 @@ class ParameterError(ValueError):
 
     def __init__(self, parameter: str, message: str) -> None:
         self.parameter = parameter
+        self.detail = message
         super().__init__(f"{parameter}: {message}")
+
+    def __reduce__(self) -> tuple[type, tuple[str, str]]:
+        # pickled as its two arguments (it crosses from a dashboard worker process: ui/workers.py)
+        return (type(self), (self.parameter, self.detail))
 
 
 def shortest(x: float) -> str:

@@ -47,7 +47,7 @@ from ..random import keyed
 from ..schemes import Scheme, make_scheme
 from ..traces import Trace
 from ..whatif import READINGS, what_if
-from . import claims, views
+from . import claims, views, workers
 from . import trace_figures as trace_plots
 from .i18n import N_, register_templates, translate
 from .limits import (
@@ -121,44 +121,45 @@ def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @st.cache_data(**_CACHE)
 def runtime_vs_K(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int,
                  budget: float, seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_K(names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(sweeps.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int,
                  comm_delay: float, budget: float, seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(sweeps.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_H(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: float, budget: float,
                  seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_H(m, Hs, delay, comm_delay, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(sweeps.runtime_vs_H, m, Hs, delay, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_points(schemes: tuple[Scheme, ...], delay: Workers, budget: float, seed: int) -> list[dict[str, Any]]:
-    return sweeps.runtime_rows(schemes, delay, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(sweeps.runtime_rows, schemes, delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def async_speedup(m: int, delay: Workers) -> dict[str, Any]:
-    return sweeps.async_speedup(m, delay)
+    return workers.call(sweeps.async_speedup, m, delay)
 
 
 @st.cache_data(**_CACHE)
 def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None,
                lr: LearningRate) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    return sweeps.error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, **_SGD_CAPS)
+    return workers.call(sweeps.error_rows, schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr,
+                        **_SGD_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, eps: float,
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
                 x_name: str) -> list[dict[str, Any]]:
-    return sweeps.target_rows(schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma, p0, x_name,
-                              **_SGD_CAPS)
+    return workers.call(sweeps.target_rows, schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma,
+                        p0, x_name, **_SGD_CAPS)
 
 
 @st.cache_data(**_CACHE)
@@ -361,7 +362,7 @@ def trace_view(trace: Trace, threshold: float) -> dict[str, Any]:
 def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
     """Maximum-likelihood fits of every family to the pooled times, best first, with the Q–Q plot
     and the histogram of the ``shown`` best."""
-    fits = fit_laws(trace.pooled)
+    fits = workers.call(fit_laws, trace.pooled)
     top = fits[:shown]
     return {"rows": [{"family": f.family, "spec": f.spec, "aic": f.aic, "ks": f.ks, "fixed": f.fixed} for f in fits],
             "best": fits[0].spec if fits else None,
@@ -371,9 +372,9 @@ def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
 @st.cache_resource(**_VIEW)
 def _whatif(trace: Trace, schemes: tuple[str, ...], K: int, H: int, stragglers: tuple[str, ...],
             fit: str | None, budget: float, seed: int, problem: Problem, eps: float, gamma: float) -> dict[str, Any]:
-    rows, skipped = what_if(trace, schemes, K, H, stragglers=stragglers, fit=None if fit is None else parse_delay(fit),
-                            budget=budget, seed=seed, analytic_work=CHART_ANALYTIC_WORK,
-                            problem=problem, eps=eps, gamma=gamma)
+    rows, skipped = workers.call(what_if, trace, schemes, K, H, stragglers=stragglers,
+                                 fit=None if fit is None else parse_delay(fit), budget=budget, seed=seed,
+                                 analytic_work=CHART_ANALYTIC_WORK, problem=problem, eps=eps, gamma=gamma)
     return {"rows": rows, "skipped": skipped, "figure": trace_plots.whatif_figure(rows, READINGS)}
 
 

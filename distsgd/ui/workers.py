@@ -1,0 +1,77 @@
+"""The dashboard's heavy library calls in worker processes, so that all cores serve a class.
+
+Streamlit runs every session's script in a thread of one process: the Python parts of all
+reruns share one GIL, so one server gets about one core however many the host has.  With
+``DISTSGD_PROCESSES=P`` (:data:`distsgd.ui.limits.UI_PROCESSES`) the cached calls of
+:mod:`distsgd.ui.cached` that simulate or integrate (runtime charts, error and trade-off
+curves, what-if tables, fits) run in a pool of P processes instead: the session's thread waits
+for the result without holding the GIL, so the server keeps drawing other sessions' pages while
+P cores compute.  The call is the same library function with the same arguments, so the numbers
+are the ones it gives in the server's own process (``tests/test_ui_workers.py``).
+
+P = 0 (the default, and the test suite's) calls the function in the server's process.  The
+pool is made on the first call (``forkserver``: workers start from a clean process, never from
+a fork of Streamlit's threads) and made again if a worker died (a call then runs once more in
+the new pool, so one killed worker costs a student one slower chart, not an error).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import Any, TypeVar
+
+from .limits import UI_PROCESSES
+
+__all__ = ["call", "shutdown"]
+
+T = TypeVar("T")
+
+#: modules each worker imports before its first task (the libraries every heavy call needs)
+PRELOAD = ["distsgd.sweeps", "distsgd.whatif", "distsgd.fit"]
+
+_lock = threading.Lock()
+_pool: ProcessPoolExecutor | None = None
+
+
+def _get(broken: ProcessPoolExecutor | None = None) -> ProcessPoolExecutor | None:
+    """The pool (None without worker processes); a new one in place of ``broken``."""
+    global _pool
+    if UI_PROCESSES <= 0:
+        return None
+    with _lock:
+        if broken is not None and _pool is broken:
+            broken.shutdown(wait=False, cancel_futures=True)
+            _pool = None
+        if _pool is None:
+            ctx = multiprocessing.get_context("forkserver")
+            ctx.set_forkserver_preload(PRELOAD)
+            _pool = ProcessPoolExecutor(max_workers=UI_PROCESSES, mp_context=ctx)
+        return _pool
+
+
+def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(*args, **kwargs)``, in a worker process when the dashboard has them.  ``fn`` is a
+    module-level library function; its exceptions (a ``ParameterError`` saying what to change)
+    reach the caller as they are."""
+    pool = _get()
+    if pool is None:
+        return fn(*args, **kwargs)
+    try:
+        return pool.submit(fn, *args, **kwargs).result()
+    except BrokenProcessPool:
+        pool = _get(broken=pool)
+        assert pool is not None
+        return pool.submit(fn, *args, **kwargs).result()
+
+
+def shutdown() -> None:
+    """Stop the workers (tests; the server's exit stops them too)."""
+    global _pool
+    with _lock:
+        if _pool is not None:
+            _pool.shutdown(wait=True, cancel_futures=True)
+            _pool = None

@@ -1,0 +1,66 @@
+"""The dashboard's worker processes (distsgd.ui.workers): the same numbers as in the server's
+process, the library's refusals unchanged, a killed worker replaced; the host settings checked."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+
+import pytest
+
+from distsgd import parse_delay, sweeps
+from distsgd.params import ParameterError
+from distsgd.ui import limits, workers
+
+EXP = parse_delay("exp(rate=1, shift=0.1)")
+
+
+@pytest.fixture
+def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(workers, "UI_PROCESSES", 2)
+    workers.shutdown()
+    yield
+    workers.shutdown()
+
+
+def test_a_worker_gives_the_numbers_of_the_server_process(pool: None) -> None:
+    args = (("sync", "k-sync", "async", "k-async"), 8, EXP, (1, 2, 4, 8), 1, 0.0, 3e6, 7)
+    here = sweeps.runtime_vs_K(*args)
+    there = workers.call(sweeps.runtime_vs_K, *args)
+    assert workers.call(os.getpid) != os.getpid()  # it did run elsewhere
+    assert there == here
+
+
+def test_a_refusal_crosses_as_it_is(pool: None) -> None:
+    with pytest.raises(ParameterError) as err:
+        workers.call(parse_delay, "exp(rate=-1)")
+    assert err.value.parameter == "delay" or "rate" in str(err.value)
+    with pytest.raises(ParameterError) as here:
+        parse_delay("exp(rate=-1)")
+    assert str(err.value) == str(here.value) and err.value.parameter == here.value.parameter
+
+
+def test_a_killed_worker_is_replaced(pool: None) -> None:
+    pid = workers.call(os.getpid)
+    os.kill(pid, signal.SIGKILL)
+    assert workers.call(sweeps.async_speedup, 4, EXP) == sweeps.async_speedup(4, EXP)
+
+
+def test_without_workers_the_call_is_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workers, "UI_PROCESSES", 0)
+    assert workers.call(os.getpid) == os.getpid()
+
+
+@pytest.mark.parametrize("value", ["lots", "-1", "17", "2.5"])
+def test_a_bad_host_setting_stops_the_server_naming_it(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
+    monkeypatch.setenv("DISTSGD_PROCESSES", value)
+    with pytest.raises(SystemExit, match="DISTSGD_PROCESSES"):
+        limits._host_setting("DISTSGD_PROCESSES", "0", tuple(str(n) for n in range(17)))
+
+
+def test_host_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DISTSGD_BUDGET", "fast")
+    assert limits._host_setting("DISTSGD_BUDGET", "balanced", tuple(limits.UI_BUDGETS)) == "fast"
+    monkeypatch.delenv("DISTSGD_BUDGET")
+    assert limits._host_setting("DISTSGD_BUDGET", "balanced", tuple(limits.UI_BUDGETS)) == "balanced"
