@@ -13,8 +13,9 @@ For every run (see :func:`check`):
 - no uncaught exception, and no "Something went wrong" (the page guard's message for a bug);
 - a URL never blocks the view: no error element at all, and at least one chart;
 - every notice (warning/error/info/success/toast) is plain text — after removing backslash
-  escapes no ``](``, ``<img``, ``<a `` (nor a ``$…$`` formula or a bare http(s) link, which
-  Streamlit's Markdown renders too) — and at most ``NOTICE_MAX`` characters long; captions
+  escapes no ``](``, ``<img``, ``<a `` (nor a ``$…$`` formula), and in its rendered text (escapes
+  resolved, which is where remark-gfm looks) no bare URL, www. host or e-mail address that GFM's
+  autolink literals would link — and at most ``NOTICE_MAX`` characters long; captions
   and markdown bodies carry no link, image or HTML tag either;
 - the page renders within ``SECONDS_MAX`` seconds;
 - afterwards the URL holds only known keys, each once (``schemes`` may repeat, but no value
@@ -50,6 +51,7 @@ from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.util import patch_config_options
 
 from apptest_support import APP, navigation_only
+from test_ui_units import autolinks, rendered
 
 PAGES = ["runtime", "error", "delays", "timeline", "local_sgd", "tradeoffs"]
 SCHEMES = ["sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd"]
@@ -332,7 +334,7 @@ def markdown_problems(text: str, notice: bool) -> list[str]:
         out.append("HTML tag in a notice" if notice else "HTML tag in markdown")
     if notice and re.search(r"\$[^$\n]+\$", t):
         out.append("LaTeX $…$ rendered in a notice")
-    if notice and re.search(r"https?://|www\.", low):
+    if notice and autolinks(shown(text)):  # GFM links the text after escapes are resolved
         out.append("bare link in a notice (autolinked)")
     return out
 
@@ -580,6 +582,24 @@ def test_hostile_urls_on_every_page():
 
 
 # --------------------------------------------------------------------------- notices on the first run
+
+
+PHISH = {"schemes": "[click](https://example.org/phish)", "m": "bob@example.org", "lam": "WWW.example.org/x"}
+
+
+def test_a_url_host_or_email_from_the_url_is_quoted_in_a_notice_that_links_nothing():
+    """``/?schemes=[click](https://example.org/phish)``: the notice quotes the value, and its
+    rendered text (escapes resolved, as remark-gfm sees it) holds no bare URL, www. host or
+    e-mail address that GFM's autolink literals would make a link of."""
+    at, _ = first_run(c("runtime", urllib.parse.urlencode(PHISH)))
+    assert not at.exception, [e.value for e in at.exception]
+    bodies = [w.proto.body for w in at.warning]  # the Markdown Streamlit renders
+    texts = [rendered(b) for b in bodies]
+    for value in PHISH.values():
+        assert any(value in t.replace("\u2060", "") for t in texts), (value, texts)  # quoted, nothing lost
+    for body, t in zip(bodies, texts, strict=True):
+        assert autolinks(t) == [], t
+        assert not markdown_problems(body, notice=True), body
 
 
 @pytest.mark.parametrize("page, query, key", [

@@ -2,6 +2,8 @@
 cache keys of delay laws, bounded figures and memos (issue 7)."""
 
 
+import re
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,24 @@ from distsgd.montecarlo import simulate_timeline
 from distsgd.plots import TIMELINE_MAX_BARS, timeline_figure
 from distsgd.traces import Trace
 from distsgd.ui import cached, state
+
+#: GFM's autolink literals as remark-gfm (Streamlit's Markdown) finds them in the text of a
+#: paragraph once backslash escapes are resolved (mdast-util-gfm-autolink-literal), loosened:
+#: ``http://``, ``https://`` or ``www.`` (any case) before a domain character, and an e-mail
+#: address; without GFM's other conditions (the character before, a valid domain, the trailing
+#: punctuation), so this finds every link GFM makes and more.  ``\w`` is ASCII, as in JavaScript.
+_GFM_URL = re.compile(r"(?:https?://|www\.)[-.\w]", re.IGNORECASE | re.ASCII)
+_GFM_EMAIL = re.compile(r"[-.\w+]+@[-\w]+(?:\.[-\w]+)+", re.ASCII)
+
+
+def autolinks(text: str) -> list[str]:
+    """The places of ``text`` (rendered text: escapes resolved) a GFM renderer would link."""
+    return [m.group() for pattern in (_GFM_URL, _GFM_EMAIL) for m in pattern.finditer(text)]
+
+
+def rendered(markdown: str) -> str:
+    """The text of ``markdown`` as CommonMark gives it: a backslash before ASCII punctuation dropped."""
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", markdown)
 
 
 @pytest.mark.parametrize("text", ["[click](https://example.org/x)", "![i](http://host/x.png)",
@@ -27,7 +47,26 @@ def test_plain_escapes_every_markdown_construct(text):
         assert shown[i] not in "[]()!<>$*_`:/\\", (i, shown)
         out.append(shown[i])
         i += 1
-    assert "".join(out) == text  # nothing lost but the escapes
+    assert "".join(out).replace(state.JOINER, "") == text  # nothing lost but the escapes (and joiners)
+
+
+@pytest.mark.parametrize("text", [
+    "[click](https://example.org/phish)", "see https://example.org/phish now", "HTTP://EXAMPLE.ORG",
+    "write to bob@example.org", "mailto:bob@example.org", "xmpp:bob@example.org/x", "(www.example.org)",
+    "WWW.Example.ORG/login", "https://www.example.org", "a@b.c@d.e and www.x.y and http://z.w",
+])
+def test_plain_leaves_no_url_host_or_email_that_markdown_links(text):
+    """A bare URL, a www. host or an e-mail address survives backslash escapes (GFM links the text
+    after escapes are resolved): in plain text none of them is linkable, and nothing else changes."""
+    assert autolinks(text), "the matcher must see the link in the raw text"
+    shown = rendered(state.plain(text))
+    assert autolinks(shown) == [], shown
+    assert shown.replace(state.JOINER, "") == text
+
+
+def test_plain_changes_no_text_without_a_link():
+    text = "m: must be an integer in [1, 1000] (got 'a/b: c', 'www', '1.5', '.www' and 'http:x')"
+    assert rendered(state.plain(text)) == text
 
 
 def test_plain_truncates():

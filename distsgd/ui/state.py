@@ -35,11 +35,11 @@ from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEME_NAMES, M
 from ..traces import THRESHOLD
 from .i18n import LANGUAGES, N_, from_locale, register_templates, set_language, tr, translate
-from .limits import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_H_MAX, UI_M_MAX
+from .limits import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_BUDGETS, UI_DEFAULT_BUDGET, UI_H_MAX, UI_M_MAX
 
 __all__ = ["Control", "CONTROLS", "CHOICE_LABELS", "PRESETS", "start", "value", "set_value", "clamp", "bind",
            "widget_args", "sync_url", "url_values", "notices", "notify", "clear_notices", "apply_preset",
-           "problem", "quote", "plain", "describe", "explain", "UI_M_MAX", "UI_H_MAX"]
+           "problem", "quote", "plain", "JOINER", "describe", "explain", "UI_M_MAX", "UI_H_MAX"]
 
 
 def _narrow(dom: Domain, low: float | None = None, high: float | None = None) -> Domain:
@@ -64,15 +64,24 @@ def quote(text: Any, limit: int = QUOTE_MAX_CHARS) -> str:
 
 #: characters with a meaning in Streamlit's Markdown (CommonMark, GFM autolinks, LaTeX, HTML)
 _MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:/&@])")
+#: where a GFM autolink literal would start (remark-gfm links ``http://``, ``https://``, ``www.``
+#: and ``user@host.tld`` in the text *after* escapes are resolved, so escaping cannot stop it):
+#: between a colon and a slash, between ``www`` and its dot, after every ``@``
+_AUTOLINK = re.compile(r"(?<=:)(?=/)|(?<=www)(?=\.)|(?<=@)", re.IGNORECASE)
+#: U+2060 WORD JOINER: invisible, not a space, punctuation or word character, so none of those
+#: patterns matches across it (and copied text keeps it: not a URL either)
+JOINER = "\u2060"
 
 
 def plain(text: str, limit: int = NOTICE_MAX_CHARS) -> str:
-    """Text to show through a Markdown element as itself: every Markdown, HTML and LaTeX
-    character backslash-escaped (so no link, image, tag or formula), truncated to ``limit``."""
+    """Text to show through a Markdown element as itself, truncated to ``limit``: every Markdown,
+    HTML and LaTeX character backslash-escaped (so no link, image, tag or formula), and a
+    :data:`JOINER` inside every ``://``, ``www.`` and after every ``@`` (so no bare URL, host or
+    e-mail address is autolinked)."""
     s = str(text)
     if len(s) > limit:
         s = s[:limit] + "…"
-    return _MARKDOWN.sub(r"\\\1", s)
+    return _MARKDOWN.sub(r"\\\1", _AUTOLINK.sub(JOINER, s))
 
 
 def describe(dom: Domain) -> str:
@@ -219,7 +228,7 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     Control("schemes", N_("Schemes to compare"), ("sync", "k-sync", "async", "k-async"),
             options=SCHEME_NAMES, multi=True),
     _num("seed", N_("random seed"), 1, _narrow(SEED, *RANGES["seed"]), 1),
-    Control("budget", N_("Monte Carlo budget"), "balanced", options=("fast", "balanced", "accurate"),
+    Control("budget", N_("Monte Carlo budget"), UI_DEFAULT_BUDGET, options=tuple(UI_BUDGETS),
             help=N_("work per chart: fast for a class, accurate for a closer look")),
     Control("rt_view", N_("Runtime against"), "K", options=("K", "m")),
     # error page
