@@ -41,7 +41,7 @@ from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
 #: what the sweeps' workers draw from (see the module's docstring)
 Workers = Delay | Cluster | Stragglers
 
-__all__ = ["build", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H",
+__all__ = ["build", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H", "fanout_rows",
            "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
@@ -59,6 +59,19 @@ def build(name: str, m: int, K: int | None = None, H: int | None = None, comm_de
         kw["H"] = H or 1
         kw["comm_delay"] = comm_delay
     return make_scheme(name, m, **kw)
+
+
+def fanout_rows(delay: Delay, ms: Sequence[int], iterations: int, seed: int) -> list[dict[str, Any]]:
+    """The slowest of m against m: E[X_{m:m}] from the analytic core and the mean of
+    ``iterations`` sync iterations (point m seeded by ``keyed(seed, "fan-out", m)``), one row per m."""
+    rows: list[dict[str, Any]] = []
+    for m in ms:
+        est = order_statistic_mean(delay, m, m)
+        mc = simulate_runtime(make_scheme("sync", m), delay, iterations, seed=keyed(seed, "fan-out", m),
+                              keep_times=False)
+        rows.append({"m": m, "analytic": est.value, "kind": est.kind, "mc_mean": mc.mean,
+                     "mc_low": mc.ci95[0], "mc_high": mc.ci95[1]})
+    return rows
 
 
 def k_grid(m: int, n: int = 16) -> list[int]:

@@ -42,8 +42,7 @@ from ..delays import Delay, Empirical, parse_delay
 from ..error import LearningRate, Problem
 from ..export import perfetto_trace
 from ..fit import fit_laws
-from ..montecarlo import sample_order_statistic, simulate_runtime, simulate_timeline
-from ..random import keyed
+from ..montecarlo import sample_order_statistic, simulate_timeline
 from ..schemes import Scheme, make_scheme
 from ..traces import Trace
 from ..whatif import READINGS, what_if
@@ -214,13 +213,7 @@ def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, 
 @st.cache_resource(**_VIEW)
 def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dict[str, Any]:
     """E[max of m] against m, analytic and simulated: the rows and their figure."""
-    rows: list[dict[str, Any]] = []
-    for m in ms:
-        est = order_statistic_mean(delay, m, m)
-        mc = simulate_runtime(make_scheme("sync", m), delay, iterations, seed=keyed(seed, "fan-out", m),
-                              keep_times=False)
-        rows.append({"m": m, "analytic": est.value, "kind": est.kind, "mc_mean": mc.mean,
-                     "mc_low": mc.ci95[0], "mc_high": mc.ci95[1]})
+    rows = workers.call(sweeps.fanout_rows, delay, ms, iterations, seed)
     figure = plots.fanout_figure([r["m"] for r in rows], [r["analytic"] for r in rows], [r["mc_mean"] for r in rows],
                                  [r["mc_low"] for r in rows], [r["mc_high"] for r in rows], delay.mean)
     return {"rows": rows, "figure": figure}
@@ -230,7 +223,7 @@ def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dic
 def timeline(scheme: Scheme, delay: Workers, iterations: int, seed: int) -> dict[str, Any]:
     """One run's timeline, its Gantt figure, and each outcome's share of the worker-time up to
     the last update."""
-    tl = simulate_timeline(scheme, at_m(delay, scheme.m), iterations, seed)
+    tl = workers.call(simulate_timeline, scheme, at_m(delay, scheme.m), iterations, seed)
     total = float(tl.update_times[-1]) * scheme.m
     dur = tl.end - tl.start
     shares = {o: float(dur[tl.outcome == o].sum()) / total for o in plots.OUTCOME_COLORS}
