@@ -24,13 +24,13 @@ venv: $(VENV)/.installed
 dev-venv: $(VENV)/.dev-installed
 
 # Debian's Chromium and CJK fonts for the browser test (skipped elsewhere when they cannot be
-# installed): the Chinese pages must show characters, not boxes
+# installed): the Chinese pages must show characters, not boxes; and nginx for tests/test_deploy.py
 browser:
-	@if [ -x /usr/bin/chromium ] && fc-list :lang=zh 2>/dev/null | grep -q .; then :; \
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/sbin/nginx ] && fc-list :lang=zh 2>/dev/null | grep -q .; then :; \
 	elif command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ]; then \
-	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk >/dev/null) \
-	  || echo "warning: could not install chromium and fonts-noto-cjk; the browser test will be skipped"; \
-	else echo "note: no /usr/bin/chromium or CJK fonts and no root apt-get; the browser test will be skipped"; fi
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-noto-cjk nginx >/dev/null) \
+	  || echo "warning: could not install chromium, fonts-noto-cjk and nginx; the browser and deploy tests will be skipped"; \
+	else echo "note: no /usr/bin/chromium, CJK fonts or nginx and no root apt-get; the browser and deploy tests will be skipped"; fi
 
 run: venv
 	$(PY) -m streamlit run app.py --server.port $(PORT)
