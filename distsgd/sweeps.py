@@ -31,6 +31,7 @@ from .error import (
     simulate_error,
     simulated_time_to_target,
 )
+from .error.timing import runtime_for_time_axis
 from .estimate import VALUE_KINDS
 from .montecarlo import iteration_cost, simulate_runtime, simulation_cost
 from .orderstats import order_statistic_mean
@@ -213,16 +214,18 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, time
     for s in schemes:
         src = at_m(delay, s.m)
         try:
+            axis = runtime_for_time_axis(s, src, seed)  # one E[T] for the bound, the model and the sizing
             sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label), lr,
                                  max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
-                                 max_timing_cost=max_timing_cost / max(len(schemes), 1))
+                                 max_timing_cost=max_timing_cost / max(len(schemes), 1), runtime=axis)
         except ParameterError as exc:  # this scheme only: the others are still drawn
             summary.append({"scheme": s.label, "skipped": str(exc)})
             continue
         g = gamma if gamma is not None else sim.gamma_measured
         p = p0 if p0 is not None else sim.fresh_fraction
-        bound = bound_vs_time(s, src, problem, sim.time, g, p, seed=seed)
-        model = exact_error_vs_time(s, src, problem, sim.time, paths=200, seed=keyed(seed, "timing", s.label))
+        bound = bound_vs_time(s, src, problem, sim.time, g, p, seed=seed, runtime=axis)
+        model = exact_error_vs_time(s, src, problem, sim.time, paths=200, seed=keyed(seed, "timing", s.label),
+                                    runtime=axis)
         for j, t in enumerate(sim.time):
             rows.append({"scheme": s.label, "time": float(t),
                          "bound": None if bound.values is None else float(bound.values[j]),
@@ -252,15 +255,16 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, eps
     for s in schemes:
         sim, skipped = None, ""
         src = at_m(delay, s.m)
+        axis = runtime_for_time_axis(s, src, seed)  # one E[T] for the bound and the sizing
         if replicas and time:
             try:
                 sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label),
                                      max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
-                                     max_timing_cost=max_timing_cost / max(len(schemes), 1))
+                                     max_timing_cost=max_timing_cost / max(len(schemes), 1), runtime=axis)
             except ParameterError as exc:  # too long a run for this request: the bound alone is shown
                 sim, skipped = None, str(exc)
         p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)
-        b = bound_time_to_target(s, src, problem, eps, gamma, p, seed=seed)
+        b = bound_time_to_target(s, src, problem, eps, gamma, p, runtime=axis, seed=seed)
         row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
                "bound_time": b.value, "bound_source": b.source}
         if skipped:

@@ -22,6 +22,7 @@ import numpy as np
 from .. import limits
 from ..clusters import Cluster
 from ..delays import Delay
+from ..estimate import Estimate
 from ..montecarlo import iteration_cost
 from ..random import Seed, generator
 from ..schemes import Scheme
@@ -87,15 +88,16 @@ class ModelCurve:
 
 
 def exact_error_vs_time(scheme: Scheme, delay: Delay | Cluster, problem: Problem, t: Any, paths: int = 2000,
-                        seed: Seed = 0) -> ModelCurve | None:
+                        seed: Seed = 0, runtime: Estimate | None = None) -> ModelCurve | None:
     """E[e(N(t))] with e the exact error after n updates (:func:`exact_error`) and N(t) the
     number of updates by t, averaged over ``paths`` sampled timing paths (fewer when one path
-    is costly); see :class:`ModelCurve`.  None for the asynchronous schemes."""
+    is costly); see :class:`ModelCurve`.  None for the asynchronous schemes.  ``runtime`` as
+    :func:`~distsgd.error.simulate_error`'s."""
     if not scheme.fresh:
         return None
     t = np.asarray(t, dtype=float)
     rng = generator(seed)
-    n = updates_needed(scheme, delay, float(t.max()), seed)
+    n = updates_needed(scheme, delay, float(t.max()), seed, runtime)
     # fewer paths when one path of the timing process is costly (the standard error says so)
     paths = int(max(16, min(paths, limits.AXIS_MC_COST / (n * iteration_cost(scheme, delay)))))
     counts = np.empty((paths, t.size), dtype=np.int64)

@@ -20,6 +20,7 @@ from scipy.stats import t as student_t
 from .. import jit, limits
 from ..clusters import Cluster
 from ..delays import Delay
+from ..estimate import Estimate
 from ..montecarlo import UpdateTrace, iteration_cost
 from ..params import ParameterError
 from ..random import Seed, generator
@@ -66,7 +67,8 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
                    replicas: int = 200, seed: Seed = None,
                    lr: LearningRate | None = None, keep_errors: bool = False,
                    max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES,
-                   max_timing_cost: float = math.inf, budget: float | None = None) -> ErrorSimulation:
+                   max_timing_cost: float = math.inf, budget: float | None = None,
+                   runtime: Estimate | None = None) -> ErrorSimulation:
     """Simulated SGD error on the grid ``linspace(0, time, points)``, mean and 95% band.
 
     The timing comes from :func:`simulate_updates` (the runtime Monte Carlo's process); for
@@ -77,7 +79,8 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     exactly (one Gaussian per coordinate per round, with the variance of the m-worker mean).
 
     The timing runs within the library's time bound (``limits.TIME_BUDGET``, cost units ≈ ns)
-    unless ``budget`` says otherwise (a benchmark of a known, long workload).
+    unless ``budget`` says otherwise (a benchmark of a known, long workload).  ``runtime`` (E[T],
+    e.g. the one a bound beside this curve uses) sizes the run; by default it is computed.
     """
     time = TIME.check(time, "time")
     points = POINTS.check(points, "points")
@@ -85,7 +88,7 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     lr = lr or LearningRate()
     rng = generator(seed)
     grid = np.linspace(0.0, time, points)
-    n = updates_needed(scheme, delay, time, seed if seed is not None else 0)
+    n = updates_needed(scheme, delay, time, seed if seed is not None else 0, runtime)
     if n > max_updates:
         raise ParameterError("time", f"{scheme.label} needs about {n} updates to reach T = {time:g}; "
                              f"at most {max_updates} are simulated here (shorten T or use fewer workers)")

@@ -82,8 +82,11 @@ def counts_at(times: np.ndarray, t: np.ndarray) -> np.ndarray:
     return (np.searchsorted(flat, q, side="right") - np.arange(R).repeat(t.size) * n).reshape(R, t.size)
 
 
-def updates_needed(scheme: Scheme, delay: Delay | Cluster, horizon: float, seed: Seed) -> int:
-    est = runtime_for_time_axis(scheme, delay, seed)
+def updates_needed(scheme: Scheme, delay: Delay | Cluster, horizon: float, seed: Seed,
+                   runtime: Estimate | None = None) -> int:
+    """Updates that reach ``horizon`` in all but rare runs (E[T] from ``runtime`` when given,
+    else :func:`runtime_for_time_axis`; a run that falls short is extended by :func:`covering_trace`)."""
+    est = runtime or runtime_for_time_axis(scheme, delay, seed)
     if est.value is None or not math.isfinite(est.value):
         raise ParameterError("delay", "E[T] is infinite for this delay: the error against time is not defined")
     per = per_update_runtime(scheme, est)
