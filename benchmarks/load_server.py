@@ -53,10 +53,11 @@ def nginx_path() -> str | None:
     return shutil.which("nginx") or (("/usr/sbin/nginx") if os.access("/usr/sbin/nginx", os.X_OK) else None)
 
 
-def start(log: Path, port: int, processes: int = 0) -> Server:
+def start(log: Path, port: int, processes: int = 0, env_extra: dict[str, str] | None = None) -> Server:
     """Start one Streamlit server (``processes`` = 0) or ``deploy/run-multi.sh`` with that many
-    backends behind nginx, listening on 127.0.0.1:``port``; output goes to ``log``."""
-    env = dict(os.environ, PYTHON=sys.executable, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false")
+    backends behind nginx, listening on 127.0.0.1:``port``; output goes to ``log``; ``env_extra``
+    adds to the server's environment (the host settings of distsgd.ui.limits)."""
+    env = dict(os.environ, PYTHON=sys.executable, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **(env_extra or {}))
     if processes:
         cmd = ["bash", str(RUN_MULTI), str(processes), str(port), str(free_port())]
     else:
@@ -164,6 +165,20 @@ def memory(pid: int) -> tuple[int, int]:
     return rss, hwm
 
 
+def pss(pid: int) -> int:
+    """Proportional set size of one process, in bytes (0 once gone or where the kernel has no
+    smaps_rollup): shared pages counted once over the processes that share them, so the sum over
+    a tree is the memory it holds (the sum of VmRSS counts a forked worker's inherited pages again)."""
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
 @dataclass
 class Sampler:
     """CPU and memory of a process tree over a window, sampled every ``period`` seconds."""
@@ -174,12 +189,13 @@ class Sampler:
     last: dict[int, float] = field(default_factory=dict)
     hwm: dict[int, int] = field(default_factory=dict)
     peak_rss: int = 0
+    peak_pss: int = 0
     processes: int = 0
     t0: float = 0.0
     t1: float = 0.0
 
     def sample(self) -> None:
-        total_rss = 0
+        total_rss = total_pss = 0
         initial = not self.first
         pids = tree(self.root)
         self.processes = max(self.processes, len(pids))
@@ -192,8 +208,10 @@ class Sampler:
             self.last[pid] = cpu
             rss, hwm = memory(pid)
             total_rss += rss
+            total_pss += pss(pid)
             self.hwm[pid] = max(self.hwm.get(pid, 0), hwm)
         self.peak_rss = max(self.peak_rss, total_rss)
+        self.peak_pss = max(self.peak_pss, total_pss)
 
     async def run(self, stop_event: asyncio.Event) -> None:
         """Sample until ``stop_event`` is set (once at start, every period, once at the end)."""
