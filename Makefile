@@ -33,7 +33,7 @@ browser:
 	else echo "note: no /usr/bin/chromium, CJK fonts or nginx and no root apt-get; the browser and deploy tests will be skipped"; fi
 
 run: venv
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(PY) -m distsgd.ui.serve --server.port $(PORT)
 
 lint: dev-venv
 	$(PY) -m ruff check distsgd tests benchmarks app.py pages

@@ -61,7 +61,7 @@ def start(log: Path, port: int, processes: int = 0, env_extra: dict[str, str] | 
     if processes:
         cmd = ["bash", str(RUN_MULTI), str(processes), str(port), str(free_port())]
     else:
-        cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+        cmd = [sys.executable, "-m", "distsgd.ui.serve", "--server.port", str(port),
                "--server.address", "127.0.0.1", "--server.headless", "true",
                "--server.fileWatcherType", "none"]
     with open(log, "wb") as out:

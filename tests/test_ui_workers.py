@@ -3,12 +3,16 @@ process, the library's refusals unchanged, a killed worker replaced; the host se
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from benchmarks import load_server
+from benchmarks.load_client import open_session
 from distsgd import parse_delay, sweeps
 from distsgd.params import ParameterError
 from distsgd.ui import limits, workers
@@ -64,3 +68,24 @@ def test_host_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch
     assert limits._host_setting("DISTSGD_BUDGET", "balanced", tuple(limits.UI_BUDGETS)) == "fast"
     monkeypatch.delenv("DISTSGD_BUDGET")
     assert limits._host_setting("DISTSGD_BUDGET", "balanced", tuple(limits.UI_BUDGETS)) == "balanced"
+
+
+def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:
+    """``python -m distsgd.ui.serve`` (make run, deploy/run-multi.sh): healthy, and its first page
+    is drawn without an error by a session over Streamlit's protocol; with worker processes."""
+    async def run() -> tuple[list[str], int]:
+        server = load_server.start(tmp_path / "server.log", load_server.free_port(), 0, {"DISTSGD_PROCESSES": "1"})
+        try:
+            await load_server.wait_healthy(server, timeout=240)
+            sess = await open_session(server.base)
+            try:
+                result = await sess.rerun(120, page_hash="")
+            finally:
+                await sess.close()
+            return result.errors + ([] if result.ok else ["not finished"]), len(load_server.tree(server.proc.pid))
+        finally:
+            load_server.stop(server)
+
+    errors, processes = asyncio.run(run())
+    assert errors == [], (tmp_path / "server.log").read_text()[-2000:]
+    assert processes >= 3  # the server, the forkserver and its worker

@@ -20,13 +20,18 @@ from __future__ import annotations
 import multiprocessing
 import threading
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
+from .. import plots, sweeps
+from ..delays import parse_delay
+from ..error import Problem
+from ..montecarlo import simulate_timeline
+from ..schemes import SCHEME_NAMES
 from .limits import UI_PROCESSES
 
-__all__ = ["call", "shutdown"]
+__all__ = ["call", "start", "warm", "shutdown"]
 
 T = TypeVar("T")
 
@@ -49,7 +54,7 @@ def _get(broken: ProcessPoolExecutor | None = None) -> ProcessPoolExecutor | Non
         if _pool is None:
             ctx = multiprocessing.get_context("forkserver")
             ctx.set_forkserver_preload(PRELOAD)
-            _pool = ProcessPoolExecutor(max_workers=UI_PROCESSES, mp_context=ctx)
+            _pool = ProcessPoolExecutor(max_workers=UI_PROCESSES, mp_context=ctx, initializer=warm)
         return _pool
 
 
@@ -66,6 +71,25 @@ def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         pool = _get(broken=pool)
         assert pool is not None
         return pool.submit(fn, *args, **kwargs).result()
+
+
+def warm() -> None:
+    """Load in this process what the first charts need: the libraries, and every compiled kernel
+    (from numba's cache, or compiled into it), by running each engine once on a tiny problem
+    (≈ 0.1 s once imported).  Each worker runs it as it starts; so does ``distsgd.ui.serve``."""
+    delay = parse_delay("exp(rate=1, shift=0.1)")
+    rows = sweeps.runtime_vs_K(SCHEME_NAMES, 4, delay, (1, 2, 4), 2, 0.0, 1e6, 1)
+    plots.runtime_figure(rows, "x_K", "K", "warm-up")
+    sweeps.error_rows(tuple(sweeps.build(name, 4, 2, 2) for name in SCHEME_NAMES), delay, Problem(), 2.0, 5, 4, 1)
+    for name in SCHEME_NAMES:
+        simulate_timeline(sweeps.build(name, 4, 2, 2), delay, 3, 1)
+
+
+def start() -> list[Future[int]]:
+    """Start the worker processes now (each warms itself as it starts) rather than on the first
+    chart; the futures end when they are ready."""
+    pool = _get()
+    return [] if pool is None else [pool.submit(int) for _ in range(UI_PROCESSES)]
 
 
 def shutdown() -> None:

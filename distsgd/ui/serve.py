@@ -1,0 +1,42 @@
+"""Start the dashboard's server with what a first page needs already loaded.
+
+    python -m distsgd.ui.serve [streamlit options, e.g. --server.port 8501]
+
+``streamlit run app.py`` imports the libraries under the pages and loads the compiled kernels
+only when the first visitor opens a page: about 5 s on a 2-core machine, paid by the first
+student of every server start, every restart of a backend and every page's first chart.  This
+does that first (the dashboard's modules, the message catalogues, :func:`distsgd.ui.workers.warm`,
+and the worker processes when the host has them: ``DISTSGD_PROCESSES``), then hands over to
+``streamlit run app.py`` with the options given, in the same process: the server answers its
+health check once it is ready.  ``make run`` and ``deploy/run-multi.sh`` start the dashboard
+this way.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from streamlit.web import cli
+
+# the dashboard's own modules and what they load (imported here, before the first visitor)
+from . import cached, claims, cluster, i18n, page, sidebar, sweep_results, workers  # noqa: F401
+
+APP = Path(__file__).resolve().parents[2] / "app.py"
+
+
+def main(argv: list[str] | None = None) -> int:
+    print("distsgd: loading the libraries and compiled kernels before the server starts…", file=sys.stderr,
+          flush=True)
+    ready = workers.start()  # the workers warm themselves meanwhile, on the other cores
+    workers.warm()
+    for lang in i18n.LANGUAGES:
+        i18n.catalogue(lang)
+    for f in ready:
+        f.result()
+    sys.argv = ["streamlit", "run", str(APP), *(sys.argv[1:] if argv is None else argv)]
+    return int(cli.main() or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
