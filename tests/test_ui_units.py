@@ -12,8 +12,8 @@ from distsgd.clusters import Stragglers
 from distsgd.delays import Delay, Empirical
 from distsgd.montecarlo import simulate_timeline
 from distsgd.plots import TIMELINE_MAX_BARS, timeline_figure
-from distsgd.traces import Trace
-from distsgd.ui import cached, state
+from distsgd.traces import Trace, trace_from_times
+from distsgd.ui import cached, state, views
 
 #: GFM's autolink literals as remark-gfm (Streamlit's Markdown) finds them in the text of a
 #: paragraph once backslash escapes are resolved (mdast-util-gfm-autolink-literal), loosened:
@@ -172,3 +172,18 @@ def test_pages_use_named_sizes_not_bare_numbers():
             if type(node.value) is float or node.value not in PLAIN_NUMBERS:
                 bare.append(f"{f.name}:{node.lineno}: {node.value}")
     assert not bare, bare
+
+
+HOSTILE = "[x](https://e.example/p) www.evil.example bob@evil.example"
+
+
+def test_a_traces_worker_ids_step_labels_and_name_are_plain_text_in_markdown():
+    """Uploaded files name their workers, steps and themselves: none of it may become a link."""
+    slow = [{"worker": HOSTILE, "from_step": None, "slowdown": 2.0},
+            {"worker": "gpu-3", "from_step": HOSTILE, "slowdown": 1.5}]
+    shown = rendered(views.stragglers_sentence(slow, 1.2))
+    assert autolinks(shown) == [], shown
+    assert "gpu-3" in shown and shown.replace(state.JOINER, "").count(HOSTILE) == 2
+    trace = trace_from_times(np.ones((2, 3)), name=HOSTILE)
+    label = views.workers_label(Stragglers(parse_delay("exp(rate=1)"), kind="trace", trace=trace))
+    assert autolinks(rendered(label)) == [] and HOSTILE in rendered(label).replace(state.JOINER, "")

@@ -233,10 +233,11 @@ def _stragglers_caption(w: Stragglers, m: int) -> str:
         label = state.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
         t, mode = w.trace, tr(label)
         if t.layout == "column":  # (such a file is refused above; Trace.describe's words, from its numbers)
-            return tr("{name}: {n} times in one column (pooled use only); {mode}", name=t.name, n=t.pooled.size,
+            return tr("{name}: {n} times in one column (pooled use only); {mode}", name=state.plain(t.name),
+                      n=t.pooled.size,
                       mode=mode)
         return tr("{name}: {m} workers × {steps} complete steps ({dropped} dropped, {duplicates} duplicates, "
-                  "{missing} missing); {mode}", name=t.name, m=t.m, steps=len(t.complete_steps),
+                  "{missing} missing); {mode}", name=state.plain(t.name), m=t.m, steps=len(t.complete_steps),
                   dropped=t.dropped_steps, duplicates=t.duplicates, missing=t.missing, mode=mode)
     return tr("every mini-batch of every worker i.i.d. X")
 

@@ -137,18 +137,21 @@ def whatif_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def stragglers_sentence(slow: Sequence[dict[str, Any]], threshold: float) -> str:
-    """The flagged workers of a trace summary in one line: persistent ones with their slowdown,
-    emerging ones with the step they start from."""
+    """The flagged workers of a trace summary in one line (Markdown: the file's worker ids and step
+    labels quoted as plain text), persistent ones with their slowdown, emerging ones with the step
+    they start from."""
     def one(r: dict[str, Any]) -> str:
+        worker = state.plain(r["worker"])
         if r["from_step"] is None:
-            return tr("{worker} (persistent, slowdown {slowdown})", worker=r["worker"], slowdown=f"{r['slowdown']:.3g}")
-        return tr("{worker} (from step {step})", worker=r["worker"], step=r["from_step"])
+            return tr("{worker} (persistent, slowdown {slowdown})", worker=worker, slowdown=f"{r['slowdown']:.3g}")
+        return tr("{worker} (from step {step})", worker=worker, step=state.plain(r["from_step"]))
     return tr("Stragglers at θ = {theta}: {names}.", theta=f"{threshold:g}", names=tr(", ").join(one(r) for r in slow))
 
 
 def workers_label(w: Any) -> str:
     """The label of the sidebar's workers (:attr:`distsgd.clusters.Stragglers.label`, the same
-    words in English) in the current language; the law's label is a formula and stays."""
+    words in English) in the current language, for Markdown (a trace's file name quoted as plain
+    text); the law's label is a formula and stays."""
     law = w.delay.label
     if w.kind == "none":
         return tr("i.i.d. {law}", law=law)
@@ -160,4 +163,4 @@ def workers_label(w: Any) -> str:
         return tr("slow spells: π = {pi}, ρ = {rho}, s = {s}, {law}", pi=f"{w.slow_fraction:g}",
                   rho=f"{w.persistence:g}", s=f"{w.slowdown:g}", law=law)
     mode = state.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
-    return tr("trace {name} ({mode})", name=w.trace.name, mode=tr(mode))
+    return tr("trace {name} ({mode})", name=state.plain(w.trace.name), mode=tr(mode))
