@@ -20,8 +20,9 @@ i mod 6), then every ``--interval`` s (± ``--jitter``) does one thing.  Two wor
   A session waits
 for a rerun to finish before its next move (a student looks at the chart first), so a slow
 server also means fewer moves.  Latency = send of the ``rerun_script`` BackMsg to its
-``script_finished``; an exception element, an ``st.error`` alert, a timeout, a closed socket
-or a failed script run is an error.  The server's process tree (children included) is
+``script_finished``; an exception element, an ``st.error`` alert, a timeout, a closed socket,
+a failed script run, or a move whose new value the URL the app writes back does not hold (a
+change not applied) is an error.  The server's process tree (children included) is
 sampled from /proc: cores used (CPU seconds / wall seconds) and peak RSS.  The server is
 stopped at the end of each N, also on an error or Ctrl-C.  Traffic goes to 127.0.0.1 only.
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as _dt
+import math
 import os
 import platform
 import random
@@ -47,6 +49,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import parse_qs
 
 from . import load_server
 from .load_client import RunResult, Session, Widget, open_session, route_cookie
@@ -178,9 +181,21 @@ def pick(sess: Session, session: int, move: int) -> Widget | None:
     return sess.widgets[keys[turn % len(keys)]] if keys else None
 
 
+def applied(query_string: str, key: str, value: float) -> bool:
+    """Whether the URL the app wrote after a move holds the moved control's new value (the
+    dashboard mirrors every control into the URL): the change reached the session's state."""
+    got = parse_qs(query_string).get(key)
+    try:
+        return got is not None and math.isclose(float(got[-1]), value, rel_tol=1e-9, abs_tol=1e-12)
+    except ValueError:
+        return False
+
+
 async def _timed(sess: Session, cfg: Config, out: list[Sample], kind: str, page_hash: str | None = None,
                  widget: Widget | None = None, value: float | None = None) -> RunResult:
     r = await sess.rerun(cfg.timeout, page_hash=page_hash, widget=widget, value=value)
+    if r.ok and widget is not None and value is not None and not applied(sess.query_string, widget.key, value):
+        r = RunResult(r.latency, False, [f"change not applied: {widget.key} = {value:g}"])
     out.append(Sample(kind, r.latency, r.ok, r.errors, widget.key if widget is not None else ""))
     return r
 
