@@ -8,10 +8,10 @@ sessions never notice.
 ``deploy/run-multi.sh 2`` is started on free loopback ports (:func:`load_server.start`), both
 backends are warmed up (every page once, :func:`bench_load.warm_up`), then N tabs run: each gets
 nginx's route cookie first (:func:`load_client.route_cookie`, which names the backend it was
-given), opens a session and moves a control every ``--interval`` s over the pages, exactly as in
-the load benchmark (:func:`bench_load._run_session`).  ``--kill-at`` s after the last tab has
-started, one backend is sent SIGKILL by its PID (found in the run's process tree by its
-``--server.port``), and measured:
+given), opens a session and acts every ``--interval`` s exactly as in the load benchmark
+(:func:`bench_load._run_session`, its default workload; the backends get its host settings).
+``--kill-at`` s after the last tab has started, one backend is sent SIGKILL by its PID (found in
+the run's process tree by its ``--server.port``), and measured:
 
 * **restart**: seconds from the kill until that backend's own ``/_stcore/health`` answers "ok"
   again (polled every 0.1 s on its port), the new PID, the restart lines run-multi.sh logged,
@@ -30,8 +30,9 @@ started, one backend is sent SIGKILL by its PID (found in the run's process tree
   then every page once.
 
 ``--browser`` then repeats the fault with one tab of Debian's Chromium (Playwright and the
-browser test's helpers): what the page shows, what the next actions do, whether the CSV download
-works before and after the killed process is back, and after a reload.
+browser test's helpers; a ``run-multi.sh 2`` with the default host settings): what the page
+shows, what the next actions do, whether the CSV download works before and after the killed
+process is back, and after a reload.
 
 Traffic goes to 127.0.0.1 only; every phase has a time limit and the servers are stopped at the
 end, on an error, on Ctrl-C or SIGTERM.  Writes ``benchmarks/results/fault.md``; the exit status
@@ -81,8 +82,8 @@ class Cfg:
     browser: bool = False
 
     def load_config(self) -> LoadConfig:
-        """The load benchmark's settings for a tab's moves (a move every interval ± 0.5 s, a page
-        click every 3 moves)."""
+        """The load benchmark's settings: its default workload (an action every interval ± 0.5 s)
+        and host (README's class settings, ``LoadConfig.env``)."""
         return LoadConfig([self.sessions], self.duration, self.interval, 0.5, 3, self.timeout, 2,
                           self.seed, self.out, False)
 
@@ -309,8 +310,8 @@ async def cookie_for(base: str, backend: str, tries: int = 40) -> str | None:
 _STARTED: list[load_server.Server] = []  # every run-multi.sh of this run: main() stops them all
 
 
-def _start(log: Path, port: int) -> load_server.Server:
-    server = load_server.start(log, port, 2)
+def _start(log: Path, port: int, env: dict[str, str]) -> load_server.Server:
+    server = load_server.start(log, port, 2, env)
     _STARTED.append(server)
     return server
 
@@ -359,7 +360,7 @@ async def watch_health(base: str, port: int, t_kill: float, res: Result, limit: 
 async def run(cfg: Cfg, logdir: Path) -> Result:
     res = Result(cfg)
     port = load_server.free_port()
-    server = _start(logdir / "run-multi.log", port)
+    server = _start(logdir / "run-multi.log", port, cfg.load_config().env)
     try:
         res.startup = await load_server.wait_healthy(server)
         first = int(str(server.proc.args[-1]))  # type: ignore[index]  # run-multi.sh P PORT FIRST
@@ -561,10 +562,13 @@ def _notes(res: Result) -> str:
     if res.unfinished:
         notes.append(f"{res.unfinished} tabs cut off at the time limit")
     refused = sum(1 for ln in res.log_other if "Connection refused" in ln)
-    rest = [ln for ln in res.log_other if "Connection refused" not in ln]
+    cut = sum(1 for ln in res.log_other if "while proxying upgraded connection" in ln)
+    rest = [ln for ln in res.log_other if "Connection refused" not in ln and "proxying upgraded" not in ln]
     if refused:
         notes.append(f"server log: {refused} nginx `connect() failed (111: Connection refused)` line(s) (a request "
                      "passed on to the other backend)")
+    if cut:
+        notes.append(f"{cut} nginx line(s) `… while proxying upgraded connection` (the websockets the kill cut)")
     if rest:
         notes.append(f"{len(rest)} other error line(s) in the log, e.g. "
                      + " / ".join(f"`{ln[:120]}`" for ln in rest[:3]))
@@ -579,8 +583,9 @@ def report(res: Result) -> str:
         "# Fault test: one backend of `deploy/run-multi.sh 2` killed under load", "",
         "`benchmarks/bench_fault.py` (see its docstring for the method). "
         f"Measured {_dt.datetime.now().isoformat(timespec='minutes')} with `{cmd.strip()}`: "
-        f"{cfg.sessions} protocol-level sessions through nginx, each moving a control every {cfg.interval:g} s "
-        f"± 0.5 s for {cfg.duration:.0f} s; `kill -9` of backend {res.victim} (pid {res.old_pid}) "
+        f"{cfg.sessions} protocol-level sessions through nginx, each acting every {cfg.interval:g} s ± 0.5 s "
+        f"(the load benchmark's `{cfg.load_config().workload}` workload and `{cfg.load_config().host}` host) for "
+        f"{cfg.duration:.0f} s; `kill -9` of backend {res.victim} (pid {res.old_pid}) "
         f"{res.t_kill - res.t0:.1f} s after the first tab started. Load average at the end: "
         f"{' / '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs (a shared machine: "
         "latencies are the machine's, not the app's).", "",
@@ -593,8 +598,8 @@ def report(res: Result) -> str:
         *_session_lines(res), "",
         _notes(res), "",
         *(["## In a real browser (`--browser`: one Chromium tab, its backend killed)", "",
-            "A fresh `run-multi.sh 2`, one tab of Debian's Chromium driven by Playwright with the browser test's "
-            "helpers (`tests/browser_support.py`):", "",
+            "A fresh `run-multi.sh 2` (default host settings), one tab of Debian's Chromium driven by Playwright "
+            "with the browser test's helpers (`tests/browser_support.py`):", "",
             *(f"- {ln}" for ln in res.browser), ""] if res.browser else []),
         f"_{platform.python_implementation()} {platform.python_version()}, {platform.machine()}, "
         f"commit {_git_commit()} (+ uncommitted changes, if any)._"]
@@ -605,7 +610,7 @@ def report(res: Result) -> str:
 # --browser: the same fault seen by one tab of real Chromium (what a student sees)
 # ---------------------------------------------------------------------------------------------
 
-def browser_check(logdir: Path) -> list[str]:
+def browser_check(logdir: Path, env: dict[str, str]) -> list[str]:
     """One Chromium tab behind a fresh ``run-multi.sh 2``: its backend killed, then what the tab
     does and what works.  Every observation is a line of the report; nothing here raises."""
     try:
@@ -619,7 +624,7 @@ def browser_check(logdir: Path) -> list[str]:
         return [f"skipped: no {bs.CHROMIUM} (`make browser` installs it)"]
     bs.RERUN_START_S, bs.RENDER_S = 90, 120  # a cold process on a shared machine
     out: list[str] = []
-    server = _start(logdir / "run-multi-browser.log", load_server.free_port())
+    server = _start(logdir / "run-multi-browser.log", load_server.free_port(), env)
     try:
         asyncio.run(load_server.wait_healthy(server))
         with sync_playwright() as pw:
@@ -678,7 +683,8 @@ class _Chromium:
         render, self.bs.RENDER_S = self.bs.RENDER_S, wait_s
         try:
             text = self.bs.download_csv(self.pg)
-            return f"{what}: the CSV downloads ({len(text)} characters; /media/ answered {', '.join(self.media)})"
+            seen = ", ".join(self.media) or "not seen by Playwright"
+            return f"{what}: the CSV downloads ({len(text)} characters; /media/ answered {seen})"
         except Exception as exc:  # noqa: BLE001 - reported
             got = ", ".join(self.media) or f"no request for the file within {wait_s:g} s"
             return f"{what}: the CSV download fails (`{type(exc).__name__}`; /media/: {got})"
@@ -780,9 +786,10 @@ def _browser_after(tab: _Chromium, server: load_server.Server, backend: str, t_k
     out.append(f"A move then (m to {pressed}): shows m = {after}.")
     pg.reload()
     bs.settle(pg, since=0, what="reload", charts=True)
-    ok = not bs.mismatch_with_url(tab.spec, bs.snap(pg, tab.spec))
+    wrong = bs.mismatch_with_url(tab.spec, bs.snap(pg, tab.spec))
     out.append(f"Reload (F5): a new session on {tab.backend(server.base)}, URL `{pg.url.split('?', 1)[-1]}`, "
-               f"controls as in the URL: {'yes' if ok else 'NO'}; " + tab.download("then"))
+               f"controls as in the URL: {'yes' if not wrong else 'NO: ' + '; '.join(wrong)[:300]}; "
+               + tab.download("then"))
     if tab.errors:
         out.append(f"page errors: {tab.errors[:3]}")
 
@@ -820,7 +827,10 @@ async def amain(cfg: Cfg) -> int:
             res = await asyncio.wait_for(run(cfg, Path(logdir)), cfg.limit)
             if cfg.browser:
                 print("one Chromium tab, its backend killed…", flush=True)
-                res.browser = await asyncio.wait_for(asyncio.to_thread(browser_check, Path(logdir)), 600)
+                # the default host settings: the browser test's helpers read the controls' defaults
+                # without the host's environment (DISTSGD_BUDGET would change one)
+                check = asyncio.to_thread(browser_check, Path(logdir), {})
+                res.browser = await asyncio.wait_for(check, 600)
         except TimeoutError:
             print(f"the fault test did not finish within {cfg.limit:.0f} s; servers stopped", file=sys.stderr)
             return 2

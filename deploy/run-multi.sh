@@ -74,7 +74,7 @@ supervise() {
         child=$!
         (( restarts == 0 )) || log "backend 127.0.0.1:$port started again (pid $child, restart $restarts)"
         status=0
-        wait "$child" || status=$?
+        wait "$child" 2>/dev/null || status=$?  # (bash's own "Killed" notice: the log line below says it)
         child=""
         [[ -e $SCRATCH/stopping ]] && exit 0
         up=$((SECONDS - started))
