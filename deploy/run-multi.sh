@@ -15,7 +15,10 @@
 # exits, everything is stopped (exit status 1).  Needs nginx: on Debian/Ubuntu
 #   sudo apt-get install -y nginx
 # (the package's own service is not used; set NGINX=/path/to/nginx for another binary).
-# PYTHON defaults to the repository's .venv/bin/python.
+# PYTHON defaults to the repository's .venv/bin/python.  Each backend is `python -m
+# distsgd.ui.serve` (streamlit run app.py, with the libraries and kernels loaded before its health
+# check answers); the host settings DISTSGD_PROCESSES and DISTSGD_BUDGET (README) reach every
+# backend through the environment, e.g.  DISTSGD_PROCESSES=1 DISTSGD_BUDGET=fast deploy/run-multi.sh 2
 set -euo pipefail
 
 P=${1:-2}
@@ -69,7 +72,7 @@ supervise() {
     trap '[[ -n $child ]] && kill -TERM "$child" 2>/dev/null; wait; exit 0' TERM INT
     while :; do
         started=$SECONDS
-        "$PY" -m streamlit run app.py --server.port "$port" --server.address 127.0.0.1 \
+        "$PY" -m distsgd.ui.serve --server.port "$port" --server.address 127.0.0.1 \
             --server.headless true --server.fileWatcherType none &
         child=$!
         (( restarts == 0 )) || log "backend 127.0.0.1:$port started again (pid $child, restart $restarts)"

@@ -2,7 +2,7 @@
 the server does not watch its source tree.
 
 The run-multi.sh tests put a stub in place of Streamlit (``PYTHON`` points at a wrapper that
-answers ``-m streamlit run …`` with a tiny HTTP server on the same port), so they take seconds:
+answers ``-m distsgd.ui.serve …`` with a tiny HTTP server on the same port), so they take seconds:
 what is tested is the script and deploy/nginx.conf, not Streamlit.  They need nginx (skipped
 without it; on CI, where ``make test`` installs it, a missing nginx fails).  The file-watcher
 test starts the real app.  benchmarks/bench_fault.py is the full fault test with real backends.
@@ -51,8 +51,8 @@ http.server.ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 '''
 
 WRAPPER = """#!/usr/bin/env bash
-# `python -m streamlit run …` → the stub; anything else → the real Python
-if [[ ${1:-} == -m && ${2:-} == streamlit ]]; then exec "%(python)s" "%(stub)s" "$@"; fi
+# `python -m distsgd.ui.serve …` (a backend) → the stub; anything else → the real Python
+if [[ ${1:-} == -m && ${2:-} == distsgd.ui.serve ]]; then exec "%(python)s" "%(stub)s" "$@"; fi
 exec "%(python)s" "$@"
 """
 
@@ -128,7 +128,7 @@ class Multi:
                 args = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"--server.port" in args and str(port).encode() in args and b"streamlit" in args:
+            if b"--server.port" in args and str(port).encode() in args and b"distsgd.ui.serve" in args:
                 return pid
         return None
 
