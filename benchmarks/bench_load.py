@@ -322,7 +322,7 @@ async def run_phase(n: int, cfg: Config, logdir: Path) -> Phase:
         phase.hwm, phase.processes = sampler.hwm_total, sampler.processes
         phase.log_lines = load_server.log_problems(server.log, log_start)
     finally:
-        await asyncio.to_thread(load_server.stop, server)
+        load_server.stop(server)  # not in a thread: a cancelled task (Ctrl-C) still runs this to the end
     return phase
 
 
