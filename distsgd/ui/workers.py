@@ -35,8 +35,8 @@ __all__ = ["call", "start", "warm", "shutdown"]
 
 T = TypeVar("T")
 
-#: modules each worker imports before its first task (the libraries every heavy call needs)
-PRELOAD = ["distsgd.sweeps", "distsgd.whatif", "distsgd.fit"]
+#: modules the forkserver imports once, so every worker starts with them (this module: the libraries)
+PRELOAD = ["distsgd.ui.workers", "distsgd.whatif", "distsgd.fit"]
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
