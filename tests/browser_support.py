@@ -780,3 +780,75 @@ def number_step(pg, label: str) -> str:
     box.fill(text)
     box.press("Enter")
     return text
+
+
+# ---------------------------------------------------------------------------------------------
+# a frozen tab (issue 22): quick clicks through the navigation
+# ---------------------------------------------------------------------------------------------
+
+# what the browser logs when it drops the connection for good: a reference to a cached message
+# it no longer has ("Cached ForwardMsg MISS"), and the fatal connection error that follows
+FROZEN_CONSOLE = re.compile(r"Cached ForwardMsg MISS|Failed to process a Websocket message"
+                            r"|encountered fatal error", re.IGNORECASE)
+# the connection error shown to the person: the status in the toolbar ("Error") and the dialog
+CONNECTION_STATUS = '[data-testid="stConnectionStatus"]'
+DIALOG = '[role="dialog"]'
+
+
+def console_log(pg) -> list[str]:
+    """Every console message of the page from now on, as ``"type: text"`` (a list that grows)."""
+    out: list[str] = []
+    pg.on("console", lambda m: out.append(f"{m.type}: {m.text}"))
+    return out
+
+
+# Clicks on the sidebar's page links (by URL path), one every ``gap`` ms from the first, by timers
+# set all at once in the page: like a person's clicks they keep their pace whatever the page is
+# doing, and the ones that came due while the page was busy drawing run back to back once it is
+# free, as a person's queued clicks do.  Each goes to the app's own click handler.  (Playwright's
+# mouse clicks wait for the page to take each one before the next: on two shared cores eight of
+# them spread over 6–12 s, each page drawn in full before the next click, which is not the burst
+# a person makes.)
+CLICK_BURST_JS = """({sel, paths, gap}) => new Promise((resolve) => {
+  const pathOf = (href) => new URL(href, location.href).pathname.replace(/\\/+$/, '') || '/';
+  const done = [];
+  let missing = null;
+  paths.forEach((path, i) => setTimeout(() => {
+    if (missing) return;
+    const link = [...document.querySelectorAll(sel)].find((a) => pathOf(a.href) === path);
+    if (link) { link.click(); done.push(path); } else missing = path;
+    if (missing || done.length === paths.length) resolve({done, missing});
+  }, i * gap));
+})"""
+
+
+def click_burst(pg, paths: list[str], gap_ms: int) -> float:
+    """Click the sidebar link of each page in ``paths`` (``/``, ``/error``, ...), one every
+    ``gap_ms`` (see CLICK_BURST_JS); returns the monotonic time when the last click was done."""
+    got = pg.evaluate(CLICK_BURST_JS, {"sel": NAV_LINK, "paths": paths, "gap": gap_ms})
+    if got["missing"] is not None:
+        raise AssertionError(f"no sidebar link to {got['missing']} (clicked {got['done']})")
+    return time.monotonic()
+
+
+def frozen(pg, console: list[str]) -> list[str]:
+    """Signs of a tab the connection has given up on: the console's fatal errors, the toolbar's
+    connection status saying Error, a "Connection error" dialog."""
+    out = [c for c in console if FROZEN_CONSOLE.search(c)][:3]
+    status = pg.locator(CONNECTION_STATUS)
+    if status.count() and re.search(r"error", status.first.inner_text(), re.IGNORECASE):
+        out.append(f"the toolbar's connection status says {status.first.inner_text()!r}")
+    for text in pg.locator(DIALOG).all_inner_texts():
+        if re.search(r"connection error", text, re.IGNORECASE):
+            out.append(f"a dialog says {' '.join(text.split())[:300]!r}")
+    return out
+
+
+def idle_within(pg, seconds: float) -> bool:
+    """The app is idle (see IDLE_JS) with its sidebar's widgets drawn within ``seconds``."""
+    js = f"() => ({IDLE_JS})() && !!document.querySelector('{SIDEBAR_CONTENT} input')"
+    try:
+        pg.wait_for_function(js, timeout=max(0.1, seconds) * 1000, polling=100)
+        return True
+    except PlaywrightError:
+        return False

@@ -40,6 +40,9 @@ mirrored in the URL, so a link reproduces the view):
    ``zh-<page>.png``.
 5. A hostile URL (junk and out-of-range values) gives notices, never an exception; a copied
    link brings its values back; the m slider reruns the page.
+6. (its own test) Quick clicks never freeze the tab: 20 times, a link with settings is opened and
+   every page's link clicked 100 ms apart; no "Cached ForwardMsg MISS" / fatal connection error,
+   nothing still running 10 s after the last click, and the URL and the sidebar keep the settings.
 
 Every broken promise is collected, so a run reports all of them, and the test fails at the end
 if there was any.  The server log must hold no traceback (page.guard() hides errors from the
@@ -903,3 +906,98 @@ def a_copied_link_reproduces_the_view(server: str, browser, spec: Spec,
             problems.add(p, pg, "copied")
     finally:
         pg.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. quick clicks through every page (issue 22): the tab never freezes, no setting is lost
+# ---------------------------------------------------------------------------------------------
+
+QUICK_START = "/?m=40&K=8&lam=2&H=6&seed=7"
+QUICK_TRIALS = 20     # a 1-in-6 failure shows in 20 trials with probability 1 − (5/6)^20 ≈ 97 %
+QUICK_GAP_MS = 100    # between two clicks: an impatient student
+QUICK_FROZEN_S = 10   # still busy this long after the last click = frozen
+QUICK_READY_JS = """({nav, pages}) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return document.querySelectorAll(nav).length >= pages && !!document.querySelector('[data-testid="stPlotlyChart"]')
+    && !!app && app.getAttribute('data-test-script-state') === 'notRunning';
+}"""
+
+
+def test_quick_clicks_through_every_page_never_freeze_the_tab(server: str, browser, spec: Spec) -> None:
+    """A student opens a link with settings and, as soon as the navigation shows, clicks every
+    page's link 100 ms apart (the runtime page's last, so the burst ends where it began).  Each
+    trial opens the link again: a new session.  A trial fails on a frozen tab — the console's
+    "Cached ForwardMsg MISS" or fatal connection error, the toolbar's "Error" or a "Connection
+    error" dialog, the app still busy 10 s after the last click — or on a lost setting: then the
+    URL and the sidebar's widgets (DOM) must still say m=40, K=8, lam=2, H=6, seed=7.
+
+    Before the fix (.streamlit/config.toml, [global]: Streamlit's message cache off) 9 trials of
+    20 froze: the server referred to a chart the browser had already dropped from its message
+    cache.  ``DISTSGD_QUICK_TRIALS`` changes the number of trials (20 by default);
+    ``STREAMLIT_GLOBAL_MIN_CACHED_MESSAGE_SIZE=10000`` turns the cache back on (to see it fail).
+    About 5 s a trial on two shared cores."""
+    trials = int(os.environ.get("DISTSGD_QUICK_TRIALS") or QUICK_TRIALS)
+    problems = Problems()
+    errors: list[str] = []  # JavaScript errors on any page
+    failed: list[int] = []
+    took: list[float] = []
+    pg = bs.new_page(browser, errors)  # one tab: each trial reloads it with the link
+    console = bs.console_log(pg)
+    try:
+        for trial in range(1, trials + 1):
+            t0 = time.monotonic()
+            n = len(problems.items)
+            console.clear()
+            problems.part(f"quick clicks {trial}/{trials}",
+                          lambda t=trial: quick_clicks(pg, server, spec, console, f"[quick clicks {t}/{trials}]",
+                                                       f"quick-{t}", problems))
+            if len(problems.items) > n:
+                failed.append(trial)
+            took.append(time.monotonic() - t0)
+    finally:
+        pg.close()
+    if errors:
+        problems.add(f"JavaScript errors in the page: {errors[:10]}")
+    print(f"quick clicks: {len(failed)} of {trials} trials failed {failed}; "
+          f"{sum(took):.0f} s, a trial {min(took):.1f}–{max(took):.1f} s")
+    assert not problems, f"{len(failed)} of {trials} trials failed: " + problems.report()
+
+
+def quick_clicks(pg, server: str, spec: Spec, console: list[str], where: str, shot: str,
+                 problems: Problems) -> None:
+    """One trial: open QUICK_START (a new session), click every page's link QUICK_GAP_MS apart."""
+    pg.goto(server + QUICK_START, wait_until="commit")
+    # as soon as every page's link is there and the first run has drawn its chart and finished
+    # (the chart is in the browser's message cache): the student does not wait for the sidebar
+    try:
+        pg.wait_for_function(QUICK_READY_JS, arg={"nav": bs.NAV_LINK, "pages": len(PAGES)},
+                             timeout=bs.RENDER_S * 1000, polling=50)
+    except bs.PlaywrightError:
+        raise AssertionError(f"{where} {QUICK_START}: no chart and page links within {bs.RENDER_S} s") from None
+    last = bs.click_burst(pg, [*list(PAGES)[1:], "/"], QUICK_GAP_MS)
+    idle = bs.idle_within(pg, QUICK_FROZEN_S - (time.monotonic() - last))
+    found = bs.frozen(pg, console)
+    if not idle:
+        found.append(f"still running {QUICK_FROZEN_S} s after the last click")
+    for i, f in enumerate(found):  # one screenshot a trial
+        problems.add(f"{where} the tab froze: {f}", pg, None if i else shot)
+    if found:
+        return
+    # the runtime page with the link's values, in the sidebar and the URL (read until they are
+    # there, for a few seconds: the sidebar's widgets may still be drawn after the run)
+    lost: list[str] = ["not read"]
+    deadline = time.monotonic() + 5
+    while lost and time.monotonic() < deadline:
+        s = bs.snap(pg, spec)
+        title = pg.locator("h1").first.inner_text() if pg.locator("h1").count() else ""
+        lost = [] if s.path == "/" and PAGES["/"][1] in title.lower() else \
+            [f"the last click (the runtime page) shows {title!r} at {pg.url}"]
+        for key, values in bs.query_of(QUICK_START).items():
+            shown = s.widgets.get(spec.controls[key]["label"], (None, None))[1]
+            if s.query.get(key) != values or not bs.same(shown, values[-1]):
+                lost.append(f"{key} lost: the sidebar shows {shown!r}, the URL says "
+                            f"{bs.url_text(key, s.query)} (the link said {key}={values[-1]})")
+        if lost:
+            pg.wait_for_timeout(200)
+    for i, f in enumerate(lost):
+        problems.add(f"{where} {f}", pg, None if i else shot)
