@@ -449,12 +449,12 @@ def url_values() -> dict[str, list[str]]:
 def sync_url() -> None:
     """Write the controls to the URL (non-defaults only), so a copied link reproduces the view;
     anything else in the URL (unknown keys, repeats, junk) is dropped."""
+    # always, even when the query already matches: with clicks 100 ms apart a page's run and an
+    # earlier page's new session can each set the browser's URL without it after this run saw it
+    # intact (the browser drops a message that changes nothing)
     want = url_values()
-    qp = st.query_params
-    current = {k: qp.get_all(k) for k in qp}
-    if current != want:
-        qp.from_dict({k: (v if CONTROLS.get(k) is not None and CONTROLS[k].multi else v[0])
-                      for k, v in want.items()})
+    st.query_params.from_dict({k: (v if CONTROLS.get(k) is not None and CONTROLS[k].multi else v[0])
+                               for k, v in want.items()})
 
 
 def _fmt(v: Any) -> str:
