@@ -42,7 +42,7 @@ lint: dev-venv
 # the suite with the numba kernels compiled, then the files that exercise the kernels and the
 # engines and SGD around them again on the plain-Python reference path (DISTSGD_JIT=0)
 test: dev-venv browser lint
-	$(PY) -m pytest -n 2 -q
+	$(PY) -m pytest -n 2 --dist loadgroup -q
 	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider $(JIT_TESTS)
 
 JIT_TESTS := tests/test_engine_kernels.py tests/test_sgd_kernels.py tests/test_sgd.py tests/test_montecarlo.py \

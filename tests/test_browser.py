@@ -78,7 +78,8 @@ import pytest
 import browser_support as bs
 from browser_support import Problems, Snap, Spec
 
-pytestmark = pytest.mark.browser
+# one worker (make test: --dist loadgroup), so one server and one Chromium for both tests
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
 
 # URL path (as st.navigation derives it from the file name) -> screenshot name, a word of its title
 PAGES = {
