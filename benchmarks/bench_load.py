@@ -183,10 +183,11 @@ def pick(sess: Session, session: int, move: int) -> Widget | None:
 
 def applied(query_string: str, key: str, value: float) -> bool:
     """Whether the URL the app wrote after a move holds the moved control's new value (the
-    dashboard mirrors every control into the URL): the change reached the session's state."""
+    dashboard mirrors every control into the URL): the change reached the session's state.  The
+    URL leaves out a control at its default value, so an absent key is not counted against it."""
     got = parse_qs(query_string).get(key)
     try:
-        return got is not None and math.isclose(float(got[-1]), value, rel_tol=1e-9, abs_tol=1e-12)
+        return got is None or math.isclose(float(got[-1]), value, rel_tol=1e-9, abs_tol=1e-12)
     except ValueError:
         return False
 

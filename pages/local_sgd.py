@@ -24,12 +24,14 @@ def error_chart(sel: sidebar.Selection, D: float) -> None:
         problem = sidebar.problem_controls()
         horizon = sidebar.number("horizon", st.columns(4)[0], slider=False)
         st.caption(tr("Simulated SGD: {replicas} replicas, constant learning rate η, {points} points from 0 to T.",
-                      replicas=limits.LOCAL_ERROR_REPLICAS, points=limits.LOCAL_ERROR_POINTS))
+                      replicas=limits.replicas_at(sel.budget, limits.LOCAL_ERROR_REPLICAS),
+                      points=limits.LOCAL_ERROR_POINTS))
     with page.guard():
         Hcmp = tuple(sorted({1, sel.H, min(limits.LOCAL_H_COMPARE_FACTOR * sel.H, limits.UI_H_MAX)}))
         schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, D) for h in Hcmp)
         view = cached.error_view(schemes, sel.workers, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
-                                 limits.LOCAL_ERROR_REPLICAS, sel.seed, None, None, sgd.LearningRate(), None)
+                                 limits.replicas_at(sel.budget, limits.LOCAL_ERROR_REPLICAS), sel.seed, None, None,
+                                 sgd.LearningRate(), None)
         page.simulated(view["summary"])
         page.chart(view["figure"], view["rows"], "local-error-vs-time",
                    tr("Larger H pays the waiting and D once per H steps but averages less often, so its models "

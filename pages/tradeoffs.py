@@ -35,7 +35,8 @@ def body(sel: sidebar.Selection) -> None:
                                                     "(the swept scheme if it is one, and the async reference)"))
         D = sidebar.number("D", c6) if name == "local-sgd" else limits.LOCAL_SGD_FREE_D
         st.caption(tr("Simulated SGD: {replicas} replicas per point, constant learning rate η, "
-                      "p₀ the measured fraction of fresh gradients.", replicas=limits.TARGET_REPLICAS))
+                      "p₀ the measured fraction of fresh gradients.",
+                      replicas=limits.replicas_at(sel.budget, limits.TARGET_REPLICAS)))
     with page.guard():
         if sweep == "K":
             values = sorted(set(sweeps.k_grid(sel.m, limits.SWEEP_K_POINTS)) | {sel.K})
@@ -47,8 +48,8 @@ def body(sel: sidebar.Selection) -> None:
             schemes = [sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in limits.SWEEP_H_VALUES]
         schemes = list(dict.fromkeys(schemes))
         refs = tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async"))
-        view = cached.target_view(tuple(schemes), refs, sel.workers, problem, eps, horizon, limits.TARGET_REPLICAS,
-                                  sel.seed, float(gamma), sweep)
+        view = cached.target_view(tuple(schemes), refs, sel.workers, problem, eps, horizon,
+                                  limits.replicas_at(sel.budget, limits.TARGET_REPLICAS), sel.seed, float(gamma), sweep)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
         if any("simulated_time" not in r for r in rows):
             st.caption(tr("Some points were not simulated (too many updates for one request at this T and m): "

@@ -13,7 +13,7 @@ from distsgd.delays import Delay, Empirical
 from distsgd.montecarlo import simulate_timeline
 from distsgd.plots import TIMELINE_MAX_BARS, timeline_figure
 from distsgd.traces import Trace, trace_from_times
-from distsgd.ui import cached, state, views
+from distsgd.ui import cached, limits, state, views
 
 #: GFM's autolink literals as remark-gfm (Streamlit's Markdown) finds them in the text of a
 #: paragraph once backslash escapes are resolved (mdast-util-gfm-autolink-literal), loosened:
@@ -187,3 +187,9 @@ def test_a_traces_worker_ids_step_labels_and_name_are_plain_text_in_markdown():
     trace = trace_from_times(np.ones((2, 3)), name=HOSTILE)
     label = views.workers_label(Stragglers(parse_delay("exp(rate=1)"), kind="trace", trace=trace))
     assert autolinks(rendered(label)) == [] and HOSTILE in rendered(label).replace(state.JOINER, "")
+
+
+def test_the_fast_budget_simulates_fewer_sgd_replicas():
+    b = limits.UI_BUDGETS
+    assert [limits.replicas_at(b[k], 30) for k in ("fast", "balanced", "accurate")] == [11, 30, 30]
+    assert limits.replicas_at(b["fast"], 12) == limits.UI_REPLICAS_MIN  # never fewer than a band needs

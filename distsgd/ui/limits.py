@@ -99,6 +99,13 @@ UI_REPLICAS_MAX = 400
 #: a sweep simulates 8–10 points, so fewer replicas per point)
 LOCAL_ERROR_REPLICAS = 40
 TARGET_REPLICAS = 30
+
+
+def replicas_at(budget: float, replicas: int) -> int:
+    """Replicas of a page's simulated SGD for the chosen Monte Carlo budget: ``replicas`` at
+    "balanced" and above, proportionally fewer below (never under UI_REPLICAS_MIN): the "fast"
+    budget of a class's host bounds the SGD of the local SGD and trade-off pages too."""
+    return max(UI_REPLICAS_MIN, min(replicas, round(replicas * budget / UI_BUDGETS["balanced"])))
 #: points on the time grid of an error curve, of sgd.POINTS (up to 10 000): one per 1% of
 #: the horizon on the error page and for the time-to-target search, fewer on the local SGD page
 ERROR_POINTS = 101
