@@ -15,7 +15,9 @@ from __future__ import annotations
 __all__ = [
     "TIME_SCALE_MIN", "TIME_SCALE_MAX", "MAX_TRACE_TIME", "PARETO_ALPHA_MIN", "WEIBULL_SHAPE_MIN",
     "LOGNORMAL_MU_MIN", "LOGNORMAL_MU_MAX", "LOGNORMAL_SIGMA_MAX",
-    "EMPIRICAL_MAX_VALUES", "EMPIRICAL_MAX_BYTES", "SPEC_MAX_CHARS",
+    "EMPIRICAL_MAX_VALUES", "EMPIRICAL_MAX_BYTES", "SPEC_MAX_CHARS", "TRACE_MAX_CELLS",
+    "TABLE_MAX_BYTES", "TABLE_MAX_COLUMNS", "TABLE_MAX_FOOTER_BYTES", "TABLE_MAX_PAGES", "TABLE_BATCH_BYTES",
+    "RESULTS_MAX_BYTES",
     "MEMORY_BYTES", "TIME_BUDGET_SECONDS", "TIME_BUDGET", "MAX_ITERATIONS", "MIN_ITERATIONS",
     "CHUNK", "RENEWAL_WINDOW", "WARMUP_PUSHES_PER_WORKER", "WARMUP_PUSHES_PER_CV2",
     "WARMUP_MAX_PUSHES_PER_WORKER", "MAX_KEPT_TIMES", "MAX_SAMPLE_SIZE",
@@ -63,6 +65,35 @@ EMPIRICAL_MAX_VALUES = 1_000_000
 EMPIRICAL_MAX_BYTES = 64 * 2**20
 #: characters in one delay spec string
 SPEC_MAX_CHARS = 4096
+#: cells of the columns read from one trace file (count): a long file has three a time, and a
+#: CSV's ignored columns are parsed too (Alibaba PAI's has five); parsing takes ≈ 85 bytes a cell
+TRACE_MAX_CELLS = 6 * EMPIRICAL_MAX_VALUES
+
+# -- table files: traces and sweep results, CSV/TSV and Parquet (distsgd/tables.py, issue 22) -------
+# A file's bytes bound nothing its decoder makes of them (44 KB of Parquet decode to 1 GiB), so
+# these bound what is decoded; they hold for the dashboard's uploads and the CLI alike (the CLI
+# reads a sweep's own results for --resume under RESULTS_MAX_BYTES).
+
+#: bytes the columns read from one table file take decoded (Arrow's size: values, offsets,
+#: validity; dictionaries expanded).  A trace of EMPIRICAL_MAX_VALUES times needs ≈ 30 MB (worker
+#: ids of ~10 characters, steps, times), a sweep's results ≈ 400 bytes a point; reading a file up to
+#: this cap and converting it for the pages stays within ≈ 200 MB, what one upload may cost the
+#: dashboard's shared process (measured: benchmarks/results/uploads.md)
+TABLE_MAX_BYTES = 64 * 2**20
+#: columns of one table file (count): pandas' CSV parser spends ≈ 0.3 ms a column (a 400 KB header
+#: of 200 000 columns kept it busy for minutes), so 2048 columns are ≤ 1 s; a wide trace has one
+#: column per worker (a larger cluster is a long file: one row per worker and step)
+TABLE_MAX_COLUMNS = 2048
+#: bytes of a Parquet file's footer (its metadata): parsed, it takes ≈ 9 times as much (measured:
+#: a 6 MB footer, 52 MB and 0.2 s); 8 MiB describes ~50 000 column chunks
+TABLE_MAX_FOOTER_BYTES = 8 * 2**20
+#: pages and column chunks of the columns read from one Parquet file (count): every page header is
+#: parsed in Python before decoding, to learn what the decoder will allocate (≈ 25–60 µs each:
+#: ≤ 1 s); writers make pages of ~1 MiB or 20 000 rows, so a legitimate file has hundreds
+TABLE_MAX_PAGES = 20_000
+#: bytes a batch of DELTA_BYTE_ARRAY text may decode to at worst (each value is at most its page):
+#: such a column's decoded size is known only by decoding it, so it is decoded this much at a time
+TABLE_BATCH_BYTES = 16 * 2**20
 
 # -- the schemes' parameters ---------------------------------------------------------------
 
@@ -159,3 +190,7 @@ SWEEP_CONFIRM_POINTS = 10_000
 #: concatenates) to write the sorted file: ≈ 1.1 KB a point, about 0.55 GB at this cap, half of
 #: MEMORY_BYTES (measured: benchmarks/results/sweep.md); a larger study is several grid files.
 SWEEP_MAX_POINTS = 500_000
+#: bytes a sweep's results file may decode to when ``--resume`` reads it (the CLI's own file, read
+#: whole to be continued): SWEEP_MAX_POINTS rows of ≈ 400 bytes are ≈ 200 MB, and labels, notes and
+#: error messages may be longer; within MEMORY_BYTES with the rows the driver then holds
+RESULTS_MAX_BYTES = 512 * 2**20

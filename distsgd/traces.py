@@ -18,7 +18,8 @@ first appearance; a wide file without a step column numbers its rows 1, 2, …  
 ``#`` lines before the header, are skipped; one column has a header unless its first line is a
 number.  Every time must be in (0, limits.MAX_TRACE_TIME]: the first bad cell is named by its line
 (the header is line 1), in Parquet by its data row (the first is row 1), with its column and the
-number of bad cells.  A repeated (worker, step) keeps its first time.
+number of bad cells.  A repeated (worker, step) keeps its first time.  Files are read by
+:mod:`distsgd.tables`, within the caps of :mod:`distsgd.limits` whatever they decode to (issue 22).
 
 >>> t = load_trace(b"worker,step,duration\\na,1,1.0\\nb,1,2.0\\na,2,1.0\\nb,2,2.0\\n", name="demo.csv")
 >>> t.describe()
@@ -34,22 +35,22 @@ import hashlib
 import io
 import os
 import re
-import stat
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
+import pyarrow.compute as pc  # type: ignore[import-untyped]
 
-from . import limits
+from . import limits, tables
 from .delays.empirical import TRACE_TIME
 from .params import Domain, ParameterError
 from .slowdown import first_slow_window, ratios
 
-__all__ = ["Trace", "load_trace", "trace_from_times", "NAMES", "THRESHOLD", "WINDOW_FRACTION"]
+__all__ = ["Trace", "load_trace", "trace_columns", "trace_from_times", "NAMES", "THRESHOLD", "WINDOW_FRACTION"]
 
 ROLES = ("worker", "step", "duration")
 #: column names (lower case) recognised for each role of the long layout
@@ -64,11 +65,10 @@ THRESHOLD = Domain("threshold", 1.0, 100.0, doc="slowdown at which a worker coun
 WINDOW_FRACTION = 0.1
 _HINT = "give a mapping: --trace-columns worker=COL,step=COL,duration=COL (columns= in Python)"
 _INDEX = re.compile(r"(|Unnamed: \d+|__index_level_\d+__)")
-_LEADING = re.compile(rb"(?:[ \t\r\f\v]*(?:#[^\n]*)?(?:\n|\Z))*")  # blank and comment lines
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|inf(inity)?|nan)\s*", re.IGNORECASE)
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet"}
 
-Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes]
+Source = tables.Source
 
 
 @dataclass(frozen=True, eq=False)
@@ -149,82 +149,80 @@ def _listing(names: list[str]) -> str:
     return ", ".join(repr(n) for n in names[:20]) + (f", … ({len(names)} columns)" if len(names) > 20 else "")
 
 
-def _too_big(shown: str, size: int) -> ParameterError:
-    cap = limits.EMPIRICAL_MAX_BYTES
-    return _error(shown, f"{size} bytes is over the cap of {cap} bytes ({cap / 2**20:g} MiB)")
-
-
-def _read_path(path: str, shown: str) -> bytes:
-    """At most cap + 1 bytes of a regular file (devices, FIFOs, directories refused unread)."""
-    try:
-        st = os.stat(path)
-        if stat.S_ISREG(st.st_mode) and st.st_size <= limits.EMPIRICAL_MAX_BYTES:
-            with open(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
-                st = os.fstat(fh.fileno())  # again: it may have been replaced
-                if stat.S_ISREG(st.st_mode):
-                    return fh.read(limits.EMPIRICAL_MAX_BYTES + 1)
-    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise _error(shown, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
-    raise _too_big(shown, st.st_size) if stat.S_ISREG(st.st_mode) else _error(shown, "not a regular file")
-
-
-def _read_source(source: Source, name: str | None) -> tuple[bytes, str]:
-    """The raw bytes (at most the byte cap) and the name shown in messages."""
-    if isinstance(source, (bytes, bytearray, memoryview)):
-        shown, data = name or "<bytes>", bytes(source)
-    elif isinstance(source, (str, os.PathLike)):
-        path = os.fsdecode(source)
-        shown = name or (path if len(path) <= 200 else path[:200] + "…")
-        data = _read_path(path, shown)
-    elif callable(getattr(source, "read", None)):
-        shown, size = name or str(getattr(source, "name", "") or "<upload>"), getattr(source, "size", None)
-        if isinstance(size, int) and size > limits.EMPIRICAL_MAX_BYTES:
-            raise _too_big(shown, size)
-        getvalue = getattr(source, "getvalue", None)  # BytesIO, Streamlit's UploadedFile: the whole buffer
-        try:
-            raw = getvalue() if callable(getvalue) else source.read(limits.EMPIRICAL_MAX_BYTES + 1)
-            data = memoryview(raw.encode() if isinstance(raw, str) else raw).tobytes()
-        except (OSError, ValueError, TypeError) as exc:
-            raise _error(shown, f"cannot read it as bytes: {exc}") from None
-    else:
-        raise ParameterError("trace", f"expected a path, bytes or a binary file (got {type(source).__name__})")
-    if len(data) > limits.EMPIRICAL_MAX_BYTES:
-        raise _too_big(shown, len(data))
-    return data, re.sub(r"[\x00-\x1f\x7f]", "?", shown)  # one line
-
-
 class _Table:
-    """The data rows of a file: ``text(j)`` the stripped cells of column j ('' when empty),
-    ``numbers(j)`` them as floats (NaN when not a number), ``where(i)`` data row i's place: its
-    line (text: ``record`` of each row, 0 the first line after ``skipped`` ones), or its row
-    (Parquet: ``columns`` are pyarrow arrays)."""
+    """The data rows of a file as Arrow columns: ``text(j)`` the stripped cells of column j ('' when
+    empty), ``numbers(j)`` them as floats (NaN when not a number), ``cells(cols)`` both for many
+    columns at once (vectorised: a wide file may have thousands), ``where(i)`` data row i's place:
+    its line (text: ``record`` of each row, 0 the first line after ``skipped`` ones), or its row
+    (Parquet, whose columns are read by :meth:`load`, only those the layout needs)."""
 
-    def __init__(self, shown: str, fmt: str, names: list[str], rows: int, columns: dict[int, Any]) -> None:
+    def __init__(self, shown: str, fmt: str, names: list[str], rows: int, columns: dict[int, Any],
+                 parquet: tables.ParquetTable | None = None) -> None:
         self.shown, self.format, self.names, self.rows, self.columns = shown, fmt, names, rows, columns
         self.record: np.ndarray | None = None
-        self.skipped, self.body, self.sep = 0, b"", ","
+        self.skipped, self.body, self.sep, self.parquet = 0, b"", ",", parquet
         self._text: dict[int, Any] = {}
+
+    def load(self, cols: list[int]) -> None:
+        """Decode the Parquet columns ``cols`` (bounded: tables.ParquetTable.read); text is all read."""
+        if self.parquet is None:
+            return
+        cap = limits.EMPIRICAL_MAX_VALUES
+        if self.rows > cap or self.rows * len(cols) > limits.TRACE_MAX_CELLS:
+            raise _error(self.shown, f"{self.rows} rows × {len(cols)} columns: more than a trace of at most {cap} "
+                                     "times holds")
+        table = self.parquet.read([self.names[j] for j in cols], max_rows=cap)
+        self.columns = {j: table.column(k) for k, j in enumerate(cols)}
 
     def label(self, j: int) -> str:
         return repr(self.names[j]) if self.names[j] else f"{j + 1} (unnamed)"
 
+    def _strings(self, *cols: int, strip: bool = True) -> pa.ChunkedArray:
+        """Columns ``cols`` one after the other as Arrow text ('' for a null), stripped."""
+        parts = []
+        for j in cols:
+            col = self.columns[j]
+            if not pa.types.is_large_string(col.type):
+                try:
+                    col = col.cast(pa.large_string())
+                except (pa.ArrowException, ValueError):
+                    raise _error(self.shown, f"column {self.label(j)} holds {col.type}, not numbers or text") from None
+            parts.extend((col.fill_null("") if col.null_count else col).chunks)
+        flat = pa.chunked_array(parts, pa.large_string())
+        return pc.utf8_trim_whitespace(flat) if strip else flat
+
     def text(self, j: int) -> Any:
         if j not in self._text:
-            col = self.columns[j]
-            if self.format == "parquet":
-                try:
-                    col = col.cast(pa.string()).fill_null("").to_pandas().astype(str)
-                except Exception:
-                    raise _error(self.shown, f"column {self.label(j)} holds {col.type}, not numbers or text") from None
-            self._text[j] = col.str.strip().reset_index(drop=True)
+            self._text[j] = pd.Series(self._strings(j).to_pandas(), dtype=object).reset_index(drop=True)
         return self._text[j]
 
+    def _numeric(self, j: int) -> bool:
+        kind = self.columns[j].type
+        return any(f(kind) for f in (pa.types.is_integer, pa.types.is_floating, pa.types.is_decimal))
+
     def numbers(self, j: int) -> np.ndarray:
-        kind = getattr(self.columns[j], "type", None)
-        if self.format == "parquet" and any(f(kind) for f in (pa.types.is_integer, pa.types.is_floating,
-                                                              pa.types.is_decimal)):
+        if self._numeric(j):
             return np.asarray(self.columns[j].cast(pa.float64()).to_numpy(), dtype=float)  # null: NaN
-        return np.asarray(pd.to_numeric(self.text(j), errors="coerce"), dtype=float)
+        return tables.numbers(self._strings(j))
+
+    def cells(self, cols: list[int]) -> tuple[np.ndarray, Any]:
+        """``has`` (rows × len(cols): the cell is not empty) and a function giving the values
+        (rows × len(cols), NaN where none): text columns in one go (tables.text_cells), numbers cast."""
+        text = [k for k, j in enumerate(cols) if not self._numeric(j)]
+        has = np.empty((len(cols), self.rows), dtype=bool)
+        has[text], parse = tables.text_cells(self._strings(*(cols[k] for k in text), strip=False), self.rows)
+        for k in (numeric := sorted(set(range(len(cols))) - set(text))):
+            has[k] = self.columns[cols[k]].is_valid().to_numpy()
+
+        def parsed() -> np.ndarray:
+            if not numeric:  # (a text file: no copy)
+                return parse().T
+            values = np.empty((len(cols), self.rows))
+            values[text] = parse()
+            for k in numeric:
+                values[k] = self.numbers(cols[k])
+            return values.T
+        return has.T, parsed
 
     def where(self, i: int) -> str:
         if self.record is None:
@@ -243,49 +241,59 @@ class _Table:
 
 
 def _text_table(data: bytes, shown: str, fmt: str | None) -> _Table:
-    """CSV or TSV (``fmt`` None: TSV when the header line has a tab)."""
-    data, cap = data[3:] if data.startswith(b"\xef\xbb\xbf") else data, limits.EMPIRICAL_MAX_VALUES  # UTF-8 BOM
-    start = _LEADING.match(data).end()  # type: ignore[union-attr]  # (it matches the empty string)
-    body, skipped = data[start:], data[:start].count(b"\n")
-    if not body.strip():
-        raise _error(shown, "the file is empty (no header, no data)")
-    fmt = fmt or ("tsv" if b"\t" in body.split(b"\n", 1)[0] else "csv")
-    sep = "\t" if fmt == "tsv" else ","
-    lines, fields = body.count(b"\n") + 1, body.split(b"\n", 1)[0].count(sep.encode()) + 1
-    if lines > 2 * cap + 2 or lines * fields > 6 * cap:  # parsing takes ≈ 85 bytes a cell: ≤ 0.5 GB
+    """CSV or TSV, its columns and lines bounded before pandas parses it."""
+    body, skipped, fmt, sep = tables.text_body(data, shown, fmt, parameter="trace")
+    cap, fields = limits.EMPIRICAL_MAX_VALUES, tables.csv_fields(body, sep, shown, parameter="trace")
+    lines = body.count(b"\n") + body.count(b"\r") - body.count(b"\r\n") + 1  # pandas ends a line at \r too
+    if lines > 2 * cap + 2 or lines * fields > limits.TRACE_MAX_CELLS:  # parsing takes ≈ 85 bytes a cell
         raise _error(shown, f"{lines} lines of {fields} columns: more than a trace of at most {cap} times holds")
     try:
-        df = pd.read_csv(io.BytesIO(body), sep=sep, header=None, dtype=str, na_filter=False,
-                         skip_blank_lines=False, encoding="utf-8", encoding_errors="replace", engine="c")
+        cols = tables.read_csv(body, sep, fields)
     except Exception as exc:  # pandas' ParserError, …: one line, with this file's line numbers
         text = (str(exc).strip() or type(exc).__name__).splitlines()[-1]
         text = re.sub(r"line (\d+)", lambda g: f"line {int(g[1]) + skipped}", text)
         raise _error(shown, f"cannot read it as {fmt.upper()}: {text}") from None
-    cols = [df[c].fillna("") for c in df.columns]
-    header = len(cols) > 1 or not _NUMBER.fullmatch(str(cols[0].iloc[0]))
-    names = [str(c.iloc[0]).strip() for c in cols] if header else [""]
-    cols = [c.iloc[int(header):] for c in cols]
-    keep = ~np.logical_and.reduce([(cols[0].str.strip() == "").to_numpy(dtype=bool),
-                                   *[(c == "").to_numpy(dtype=bool) for c in cols[1:]]])  # blank lines
-    tab = _Table(shown, fmt, names, int(keep.sum()), {j: c if keep.all() else c[keep] for j, c in enumerate(cols)})
-    tab.record, tab.skipped, tab.body, tab.sep = np.flatnonzero(keep) + int(header), skipped, body, sep
+    header = len(cols) > 1 or not _NUMBER.fullmatch(cols[0][0].as_py())
+    names = [c[0].as_py().strip() for c in cols] if header else [""]
+    cols, rows = [c.slice(int(header)) for c in cols], len(cols[0]) - int(header)
+    blank = pc.equal(pc.utf8_trim_whitespace(cols[0]), "").to_numpy()  # and every other cell empty:
+    if len(cols) > 1:  # (one pass over them all: a wide file may have thousands of columns)
+        rest = pa.chunked_array([ch for c in cols[1:] for ch in c.chunks], pa.large_string())
+        blank &= pc.equal(rest, "").to_numpy().reshape(len(cols) - 1, rows).all(axis=0)
+    keep = pa.array(~blank)
+    tab = _Table(shown, fmt, names, int(np.count_nonzero(~blank)),
+                 {j: c if not blank.any() else c.filter(keep) for j, c in enumerate(cols)})
+    tab.record, tab.skipped, tab.body, tab.sep = np.flatnonzero(~blank) + int(header), skipped, body, sep
     return tab
 
 
+def _kind(data: bytes, shown: str) -> str | None:
+    """The format: by extension, else Parquet by its magic bytes (None: a text file, CSV or TSV)."""
+    return _EXTENSIONS.get(os.path.splitext(shown)[1].lower()) or ("parquet" if data.startswith(b"PAR1") else None)
+
+
 def _table(data: bytes, shown: str) -> _Table:
-    """The file as a table: the format by extension, else Parquet's magic, a tab in the header, CSV."""
-    kind = _EXTENSIONS.get(os.path.splitext(shown)[1].lower()) or ("parquet" if data.startswith(b"PAR1") else None)
-    if kind != "parquet":
+    """The file as a table: a text file parsed, a Parquet file's footer only (:meth:`_Table.load`)."""
+    if (kind := _kind(data, shown)) != "parquet":
         return _text_table(data, shown, kind)
+    source = tables.ParquetTable(data, shown, parameter="trace")
+    return _Table(shown, "parquet", source.names, source.num_rows, {}, source)
+
+
+def trace_columns(data: bytes, name: str) -> list[str]:
+    """The column names :func:`load_trace` finds in a file (its header only, bounded as it is),
+    for choosing a mapping; refused as load_trace refuses the file's first line or footer."""
+    if (kind := _kind(data, name)) == "parquet":
+        return tables.ParquetTable(data, name, parameter="trace").names
+    body, _, fmt, sep = tables.text_body(data, name, kind, parameter="trace")
+    tables.csv_fields(body, sep, name, parameter="trace")
     try:
-        source = pq.ParquetFile(io.BytesIO(data))
-        rows, cols, cap = source.metadata.num_rows, source.metadata.num_columns, limits.EMPIRICAL_MAX_VALUES
-        table = source.read() if rows <= cap and rows * cols <= 10 * cap else None  # else unread: bounded memory
-    except Exception as exc:
-        raise _error(shown, f"cannot read it as Parquet: {str(exc).strip() or type(exc).__name__}") from None
-    if table is None:
-        raise _error(shown, f"{rows} rows × {cols} columns: more than a trace of at most {cap} times holds")
-    return _Table(shown, "parquet", [str(n) for n in table.column_names], rows, dict(enumerate(table.columns)))
+        first = pd.read_csv(io.BytesIO(body), sep=sep, header=None, nrows=1, dtype=str, na_filter=False,
+                            encoding="utf-8", encoding_errors="replace", engine="c")
+    except Exception as exc:  # pandas' ParserError, …: load_trace words it with its line
+        raise _error(name, f"cannot read it as {fmt.upper()}: {str(exc).strip() or type(exc).__name__}") from None
+    names = [str(v).strip() for v in first.iloc[0]] if len(first) else []
+    return [""] if len(names) == 1 and _NUMBER.fullmatch(names[0]) else names
 
 
 def _mapping(columns: str | Mapping[str, str] | None, names: list[str], shown: str) -> dict[str, int]:
@@ -425,16 +433,22 @@ def _long(tab: _Table, roles: dict[str, int], meta: dict[str, Any]) -> Trace:
     return _assemble(meta, [str(x) for x in uniq], w, labels, _durations(tab, roles["duration"]))
 
 
+def _times(names: list[str], step: int | None) -> list[int]:
+    """The columns of times of a wide file: all but the step column and unnamed index columns."""
+    return [j for j in range(len(names)) if j != step and not _INDEX.fullmatch(names[j])]
+
+
 def _wide(tab: _Table, roles: dict[str, int], meta: dict[str, Any]) -> Trace:
     step = roles.get("step")
-    cols = [j for j in range(len(tab.names)) if j != step and not _INDEX.fullmatch(tab.names[j])]
+    cols = _times(tab.names, step)
     names = [tab.names[j] for j in cols]
-    if twice := sorted({n for n in names if names.count(n) > 1}):
+    if twice := sorted(n for n, k in Counter(names).items() if k > 1):
         raise _error(tab.shown, f"column {twice[0]!r} appears more than once; worker ids must be unique")
     labels = (_ids(tab, step, "step label") if step is not None
               else np.array([str(k + 1) for k in range(tab.rows)], dtype=object))
-    values = np.column_stack([tab.numbers(j) for j in cols])
-    has = ~np.column_stack([(tab.text(j) == "").to_numpy(dtype=bool) for j in cols])
+    has, parse = tab.cells(cols)
+    _check_count(tab.shown, int(has.sum()))  # before parsing: at most the cap of cells are numbers
+    values = parse()
     _check_times(tab, cols, values, has & ~_valid(values), int(has.sum()))
     row, w = np.divmod(np.flatnonzero(has), len(cols))
     return _assemble(meta, names, w, labels[row], values[has])
@@ -454,11 +468,12 @@ def load_trace(source: Source, columns: str | Mapping[str, str] | None = None, *
     duration=COL"``; ``name`` replaces the file's name in messages and for telling the format (by
     extension, else Parquet by its magic bytes, TSV by a tab in the header line, else CSV).  Every
     problem, the size caps included, is a :class:`ParameterError` of parameter ``trace``."""
-    data, shown = _read_source(source, name)
+    data, shown = tables.read_source(source, name, parameter="trace", max_bytes=limits.EMPIRICAL_MAX_BYTES)
     tab = _table(data, shown)
     layout, roles = _layout(tab.names, _mapping(columns, tab.names, shown), shown)
     if tab.rows == 0:
         raise _error(shown, "no data rows")
+    tab.load([*(_times(tab.names, roles.get("step")) if layout == "wide" else []), *roles.values()])
     meta = {"name": shown, "layout": layout, "format": tab.format, "digest": hashlib.sha256(data).hexdigest(),
             "columns": {r: tab.names[j] for r, j in roles.items()}}
     return {"long": _long, "wide": _wide, "column": _column}[layout](tab, roles, meta)

@@ -23,10 +23,12 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from .. import limits
 from ..params import ParameterError
+from ..tables import ParquetTable
 from .grid import PARAMETERS
 
-__all__ = ["SCHEMA", "RESULTS", "to_table", "combine", "write", "read_done", "FINGERPRINT_KEY"]
+__all__ = ["SCHEMA", "RESULTS", "to_table", "combine", "write", "read_done", "read_results", "FINGERPRINT_KEY"]
 
 _TYPES = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
 #: result columns, in file order
@@ -76,13 +78,25 @@ def write(table: pa.Table, out: Path, fingerprint: str) -> None:
 
 def read_done(out: Path, fingerprint: str) -> pa.Table:
     """The rows already in ``out`` (for ``resume``): a ParameterError naming ``out`` when the
-    file cannot be read, or ``resume`` when it holds another grid's sweep."""
-    try:
-        table = pq.read_table(out)
-    except (OSError, pa.ArrowException) as exc:
-        raise ParameterError("out", f"cannot read {out} to resume it: {exc}") from None
-    meta = (table.schema.metadata or {}).get(FINGERPRINT_KEY, b"").decode()
-    if meta != f"{VERSION}:{fingerprint}" or table.schema.remove_metadata() != SCHEMA:
+    file cannot be read or decodes to more than a sweep holds (limits.SWEEP_MAX_POINTS rows,
+    limits.RESULTS_MAX_BYTES), or ``resume`` when it holds another grid's sweep (told from its
+    footer, before anything is decoded)."""
+    source = ParquetTable(out, f"{out} (to resume it)", parameter="out")
+    meta = (source.schema.metadata or {}).get(FINGERPRINT_KEY, b"").decode(errors="replace")
+    if meta != f"{VERSION}:{fingerprint}" or source.schema.remove_metadata() != SCHEMA:
         raise ParameterError("resume", f"{out} holds the results of another grid (or another version of "
                              "distsgd): resume it with its own grid file, or write to another --out")
+    table = source.read(max_rows=limits.SWEEP_MAX_POINTS, max_bytes=limits.RESULTS_MAX_BYTES)
     return table.replace_schema_metadata(None)
+
+
+def read_results(data: bytes, name: str, *, max_rows: int, max_bytes: int = limits.TABLE_MAX_BYTES) -> pa.Table:
+    """A results file's columns of :data:`SCHEMA` (others are not read), bounded by
+    :class:`~distsgd.tables.ParquetTable`: refused (parameter ``results``) when it is not Parquet,
+    has no ``point`` column or no result column, or exceeds ``max_rows`` or ``max_bytes``."""
+    source = ParquetTable(data, name, parameter="results")
+    columns = [c for c in SCHEMA.names if c in source.names]
+    if "point" not in columns or not set(columns) & set(RESULTS):
+        raise ParameterError("results", f"{name} is not a sweep's results file: it needs a 'point' column and "
+                                        "result columns such as mc_mean (python -m distsgd sweep … --out FILE)")
+    return source.read(columns, max_rows=max_rows, max_bytes=max_bytes)

@@ -4,15 +4,13 @@ hands the trace to the sidebar's Stragglers section (so every page replays it)."
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
-import pandas as pd  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import streamlit as st
 
 from ..examples import EXAMPLES, example_trace
-from ..traces import Trace, load_trace
+from ..params import ParameterError
+from ..traces import Trace, load_trace, trace_columns
 from . import state
 from .i18n import N_, tr
 from .limits import TRACE_MAX_BYTES
@@ -57,13 +55,11 @@ def describe(trace: Trace) -> str:
 
 
 def _columns(data: bytes, name: str) -> list[str]:
-    """The file's column names (the header only: cheap), for the mapping boxes."""
+    """The file's column names (its header or footer only, bounded: traces.trace_columns), for the
+    mapping boxes; none when that is refused too (the loader's message, shown, says why)."""
     try:
-        if data.startswith(b"PAR1") or name.lower().endswith((".parquet", ".pq")):
-            return [str(c) for c in pq.read_schema(io.BytesIO(data)).names]
-        sep = "\t" if b"\t" in data.split(b"\n", 1)[0] else ","
-        return [str(c) for c in pd.read_csv(io.BytesIO(data), sep=sep, nrows=0).columns]
-    except (ValueError, OSError, pd.errors.ParserError):  # unreadable: the loader's message says why
+        return trace_columns(data, name)
+    except ParameterError:
         return []
 
 

@@ -9,20 +9,17 @@ refused with the reason.  Points whose ``error`` is set are left out of the char
 
 from __future__ import annotations
 
-import io
 from importlib import resources
 from typing import Any
 
 import numpy as np
 import pandas as pd  # type: ignore[import-untyped]
 import plotly.graph_objects as go
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
 import streamlit as st
 
 from ..params import ParameterError
 from ..plots import _figure
-from ..sweeping import PARAMETERS, RESULTS
+from ..sweeping import PARAMETERS, RESULTS, output
 from .i18n import N_, tr
 from .limits import SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
 
@@ -66,25 +63,13 @@ def option(column: str | None) -> str:
 
 
 def read_results(data: bytes, name: str) -> pd.DataFrame:
-    """A results file's rows, checked: Parquet, at most SWEEP_MAX_BYTES and SWEEP_MAX_ROWS, with a
-    ``point`` column and at least one result column of DESIGN §8."""
+    """A results file's rows, checked: at most SWEEP_MAX_BYTES, then read by the library
+    (:func:`distsgd.sweeping.output.read_results`: Parquet, a ``point`` and a result column of
+    DESIGN §8, at most SWEEP_MAX_ROWS rows and limits.TABLE_MAX_BYTES decoded), sorted by point."""
     if len(data) > SWEEP_MAX_BYTES:
         raise ParameterError("results", f"{name} is {len(data) / 2**20:.1f} MiB, over the "
                                         f"{SWEEP_MAX_BYTES / 2**20:.0f} MiB this page reads")
-    try:
-        rows = pq.read_metadata(io.BytesIO(data)).num_rows
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise ParameterError("results", f"{name} is not a Parquet file ({type(exc).__name__})") from None
-    if rows > SWEEP_MAX_ROWS:
-        raise ParameterError("results", f"{name} has {rows} rows, over the {SWEEP_MAX_ROWS} this page reads")
-    try:
-        table = pq.read_table(io.BytesIO(data))
-    except (pa.ArrowException, OSError, ValueError) as exc:
-        raise ParameterError("results", f"{name} is not a readable Parquet file ({type(exc).__name__})") from None
-    cols = set(table.column_names)
-    if "point" not in cols or not cols & set(RESULTS):
-        raise ParameterError("results", f"{name} is not a sweep's results file: it needs a 'point' column and "
-                                        "result columns such as mc_mean (python -m distsgd sweep … --out FILE)")
+    table = output.read_results(data, name, max_rows=SWEEP_MAX_ROWS)
     return table.to_pandas().sort_values("point", kind="stable").reset_index(drop=True)
 
 
