@@ -203,18 +203,19 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, time
                replicas: int, seed: int = 0, gamma: float | None = None, p0: float | None = None,
                lr: LearningRate | None = None, *, max_updates: int = limits.MAX_UPDATES,
                max_work: float = limits.MAX_SGD_WORK, max_timing_cost: float = limits.TIME_BUDGET,
-               ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               axis_cost: float = limits.AXIS_MC_COST) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Long-format rows (scheme, time, bound, exact, simulated mean and band) and a summary per
     scheme (bound kind and note, measured staleness, γ and p0 used; or ``skipped`` with the
     reason when that scheme's run exceeds the caps).  The caps are for the whole chart, shared
-    equally by the schemes (updates: at least 200 each)."""
+    equally by the schemes (updates: at least 200 each).  ``axis_cost``: the Monte Carlo of E[T]
+    where the analytic core has no value (:func:`~distsgd.error.timing.runtime_for_time_axis`)."""
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for s in schemes:
         src = at_m(delay, s.m)
         try:
-            axis = runtime_for_time_axis(s, src, seed)  # one E[T] for the bound, the model and the sizing
+            axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T]: bound, model and sizing
             sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label), lr,
                                  max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
                                  max_timing_cost=max_timing_cost / max(len(schemes), 1), runtime=axis)
@@ -247,15 +248,16 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, eps
                 time: float | None = None, points: int = 201, replicas: int = 0, seed: int = 0,
                 gamma: float = 0.5, p0: float | None = None, x_name: str = "K",
                 *, max_updates: int = limits.MAX_UPDATES, max_work: float = limits.MAX_SGD_WORK,
-                max_timing_cost: float = limits.TIME_BUDGET) -> list[dict[str, Any]]:
+                max_timing_cost: float = limits.TIME_BUDGET, axis_cost: float = limits.AXIS_MC_COST
+                ) -> list[dict[str, Any]]:
     """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation
-    (caps as :func:`error_rows`)."""
+    (caps and ``axis_cost`` as :func:`error_rows`)."""
     out = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for s in schemes:
         sim, skipped = None, ""
         src = at_m(delay, s.m)
-        axis = runtime_for_time_axis(s, src, seed)  # one E[T] for the bound and the sizing
+        axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T] for the bound and the sizing
         if replicas and time:
             try:
                 sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label),

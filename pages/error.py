@@ -42,7 +42,7 @@ def body(sel: sidebar.Selection) -> None:
         schemes = tuple(sweeps.build(n, sel.m, sel.K, sel.H, limits.LOCAL_SGD_FREE_D) for n in sel.schemes)
         lr = sgd.LearningRate(lr_rule) if C is None else sgd.LearningRate(lr_rule, C)
         view = cached.error_view(schemes, sel.workers, problem, horizon, limits.ERROR_POINTS, replicas, sel.seed,
-                                 gamma, p0, lr, eps)
+                                 gamma, p0, lr, eps, sel.budget)
         rows, targets = view["rows"], view["targets"]
         summary = page.simulated(view["summary"])
         page.chart(view["figure"], rows, "error-vs-time", claims.error_race(rows, targets, eps))

@@ -31,7 +31,7 @@ def error_chart(sel: sidebar.Selection, D: float) -> None:
         schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, D) for h in Hcmp)
         view = cached.error_view(schemes, sel.workers, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
                                  limits.replicas_at(sel.budget, limits.LOCAL_ERROR_REPLICAS), sel.seed, None, None,
-                                 sgd.LearningRate(), None)
+                                 sgd.LearningRate(), None, sel.budget)
         page.simulated(view["summary"])
         page.chart(view["figure"], view["rows"], "local-error-vs-time",
                    tr("Larger H pays the waiting and D once per H steps but averages less often, so its models "

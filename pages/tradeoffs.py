@@ -49,7 +49,8 @@ def body(sel: sidebar.Selection) -> None:
         schemes = list(dict.fromkeys(schemes))
         refs = tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async"))
         view = cached.target_view(tuple(schemes), refs, sel.workers, problem, eps, horizon,
-                                  limits.replicas_at(sel.budget, limits.TARGET_REPLICAS), sel.seed, float(gamma), sweep)
+                                  limits.replicas_at(sel.budget, limits.TARGET_REPLICAS), sel.seed, float(gamma), sweep,
+                                  sel.budget)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
         if any("simulated_time" not in r for r in rows):
             st.caption(tr("Some points were not simulated (too many updates for one request at this T and m): "

@@ -38,11 +38,12 @@ def _seed_key(seed: Seed) -> object:
     return seed
 
 
-def runtime_for_time_axis(scheme: Scheme, delay: Delay | Cluster, seed: Seed) -> Estimate:
-    """E[T] from the analytic core when exact or numerical, else from a bounded Monte Carlo run
-    (and the result says so)."""
+def runtime_for_time_axis(scheme: Scheme, delay: Delay | Cluster, seed: Seed,
+                          cost: float = limits.AXIS_MC_COST) -> Estimate:
+    """E[T] from the analytic core when exact or numerical, else from a Monte Carlo run of about
+    ``cost`` (iteration_cost units; 500 to 20 000 iterations), and the result says so."""
     sk = _seed_key(seed)
-    key = (scheme, delay.key, sk)
+    key = (scheme, delay.key, sk, cost)
     if sk is not None:
         with _axis_lock:
             hit = _axis_memo.get(key)
@@ -52,7 +53,7 @@ def runtime_for_time_axis(scheme: Scheme, delay: Delay | Cluster, seed: Seed) ->
     est = expected_runtime(scheme, delay, work=limits.AXIS_ANALYTIC_WORK)
     if not ((est.kind in VALUE_KINDS and est.value is not None) or est.kind == "infinite"):
         # bounded like everything else: at most 20 000 iterations, about 0.1 s of simulation
-        iterations = int(min(20_000, max(500, limits.AXIS_MC_COST / iteration_cost(scheme, delay))))
+        iterations = int(min(20_000, max(500, cost / iteration_cost(scheme, delay))))
         mc = simulate_runtime(scheme, delay, iterations, seed=seed, keep_times=False)
         why = f"analytic E[T] is {est.kind.replace('_', ' ')}"
         est = Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}")

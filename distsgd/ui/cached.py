@@ -42,6 +42,7 @@ from ..delays import Delay, Empirical, parse_delay
 from ..error import LearningRate, Problem
 from ..export import perfetto_trace
 from ..fit import fit_laws
+from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
 from ..schemes import Scheme, make_scheme
 from ..traces import Trace
@@ -148,17 +149,20 @@ def async_speedup(m: int, delay: Workers) -> dict[str, Any]:
 @st.cache_data(**_CACHE)
 def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None,
-               lr: LearningRate) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+               lr: LearningRate, budget: float = AXIS_MC_COST) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The error chart's rows; ``budget`` bounds the Monte Carlo of E[T] for the time axis where
+    the analytic core has no value (k-async): the chart's Monte Carlo budget."""
     return workers.call(sweeps.error_rows, schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr,
-                        **_SGD_CAPS)
+                        **_SGD_CAPS, axis_cost=budget)
 
 
 @st.cache_data(**_CACHE)
 def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, eps: float,
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
-                x_name: str) -> list[dict[str, Any]]:
+                x_name: str, budget: float = AXIS_MC_COST) -> list[dict[str, Any]]:
+    """The trade-offs chart's rows (``budget`` as :func:`error_rows`')."""
     return workers.call(sweeps.target_rows, schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma,
-                        p0, x_name, **_SGD_CAPS)
+                        p0, x_name, **_SGD_CAPS, axis_cost=budget)
 
 
 @st.cache_data(**_CACHE)
@@ -275,11 +279,11 @@ def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K:
 
 def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
-               eps: float | None) -> dict[str, Any]:
+               eps: float | None, budget: float = AXIS_MC_COST) -> dict[str, Any]:
     """The error chart: its rows, the summary of every scheme (skipped ones included, with the
     reason in the reader's language), and with a target ε the first time each simulated
-    scheme's mean reaches it."""
-    view = _error_view(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, eps)
+    scheme's mean reaches it (``budget`` as :func:`error_rows`')."""
+    view = _error_view(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, eps, budget)
     if not any("skipped" in s for s in view["summary"]):
         return view
     return {**view, "summary": _reasons(view["summary"])}
@@ -288,8 +292,8 @@ def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
 @st.cache_resource(**_VIEW)
 def _error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                 replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
-                eps: float | None) -> dict[str, Any]:
-    rows, summary = error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr)
+                eps: float | None, budget: float) -> dict[str, Any]:
+    rows, summary = error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, budget)
     targets = (None if eps is None else
                views.times_to_target(rows, [s["scheme"] for s in summary if "skipped" not in s], eps))
     return {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
@@ -327,11 +331,13 @@ def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float
 
 @st.cache_resource(**_VIEW)
 def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Workers, problem: Problem, eps: float,
-                time: float, replicas: int, seed: int, gamma: float, x_name: str) -> dict[str, Any]:
+                time: float, replicas: int, seed: int, gamma: float, x_name: str,
+                budget: float = AXIS_MC_COST) -> dict[str, Any]:
     """The trade-offs chart: time to ε of each swept scheme and of the references (sync and
-    async at the sidebar's settings), the best points by the bound and by simulation."""
-    rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name)
-    ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K")
+    async at the sidebar's settings), the best points by the bound and by simulation
+    (``budget`` as :func:`error_rows`')."""
+    rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name, budget)
+    ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K", budget)
     best = (sweeps.best_index(rows, "bound_time"), sweeps.best_index(rows, "simulated_time"))
     return {"rows": rows, "ref": ref, "best": best,
             "figure": plots.target_figure(rows, x_name, best[0], best[1], eps, ref)}
