@@ -363,7 +363,8 @@ def verdict(p: Phase) -> str:
 def section(cfg: Config, phases: list[Phase], load_before: tuple[float, float, float]) -> str:
     """The markdown of this run (one section of load.md)."""
     title = (f"## {cfg.nginx} server processes behind nginx (deploy/run-multi.sh {cfg.nginx})" if cfg.nginx
-             else "## One server process (streamlit run app.py)")
+             else "## One server process (streamlit run app.py)" if cfg.workload == "mixed"
+             else "## One server process (python -m distsgd.ui.serve)")
     title += (", sidebar-heavy workload" if cfg.workload == "sidebar" else ", mixed workload")
     if cfg.workload != "mixed":
         title += (", shared-host settings (" + " ".join(f"{k}={v}" for k, v in cfg.env.items()) + ")"
