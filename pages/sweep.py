@@ -3,7 +3,7 @@ swept parameter, one line per value of another."""
 
 import streamlit as st
 
-from distsgd.ui import page, sidebar, state, sweep_results
+from distsgd.ui import page, sidebar, sweep_results
 from distsgd.ui.i18n import tr
 
 sidebar.current()
@@ -46,7 +46,7 @@ def body() -> None:
         varied, outputs = sweep_results.swept(df), sweep_results.results(df)
         failed = df[df["error"].notna()] if "error" in df.columns else df.iloc[:0]
         st.caption(tr("{n} points, {k} with an error; varied: {varied}.", n=len(df), k=len(failed),
-                      varied=", ".join(state.plain(v) for v in varied) or "—"))
+                      varied=", ".join(sweep_results.code(v) for v in varied) or "—"))
         if not varied or not outputs:
             st.info(tr("This file varies no parameter or holds no result to chart."))
             return

@@ -45,6 +45,12 @@ COLUMN_LABELS = {
 BANDS = {"mc_mean": ("mc_ci_low", "mc_ci_high"), "time_to_target": ("time_to_target_low", "time_to_target_high")}
 
 
+def code(name: str) -> str:
+    """A column name of the file as a Markdown code span: shown as it is, never a link or markup
+    (a backtick in the name, which would end the span, is shown as ʹ)."""
+    return "`" + str(name).replace("`", "\u02b9") + "`"
+
+
 def what(column: str) -> str:
     """What a column is, in the current language (its name if the page does not know it)."""
     return tr(COLUMN_LABELS[column]) if column in COLUMN_LABELS else column
