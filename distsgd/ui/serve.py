@@ -14,13 +14,21 @@ this way.
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 
 from streamlit.web import cli
 
+# Streamlit checks each st.cache_data's parameters as it decorates a function and, with no server
+# running yet, warns that it would use an in-memory store — for that check only: the caches are
+# made at their first call, inside the server.  Ten such lines at every start say nothing.
+_CACHE_LOG = logging.getLogger("streamlit.runtime.caching.cache_data_api")
+_CACHE_LOG.setLevel(logging.ERROR)
 # the dashboard's own modules and what they load (imported here, before the first visitor)
-from . import cached, claims, cluster, i18n, page, sidebar, sweep_results, workers  # noqa: F401
+from . import cached, claims, cluster, i18n, page, sidebar, sweep_results, workers  # noqa: E402, F401
+
+_CACHE_LOG.setLevel(logging.NOTSET)
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
 
