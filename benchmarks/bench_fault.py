@@ -61,7 +61,7 @@ from urllib.parse import parse_qs
 
 from . import load_server
 from .bench_load import Config as LoadConfig
-from .bench_load import Phase, Sample, _git_commit, _run_session, pct, pick, value_for, warm_up
+from .bench_load import Phase, Sample, _git_commit, _run_session, _sigterm, pct, pick, value_for, warm_up
 from .load_client import Session, _key_of, check_loopback, open_session, route_cookie
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -840,10 +840,6 @@ async def amain(cfg: Cfg) -> int:
     print(text)
     print(f"wrote {cfg.out}")
     return 0 if verdict(res)[0] else 1
-
-
-def _sigterm(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt  # the same clean-up as Ctrl-C: the server stopped in a finally
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -119,12 +119,19 @@ def _wide(columns: int = 3000) -> bytes:
     return buf.getvalue()
 
 
+def _parquet_bombs(column: str, schema: Any) -> dict[str, Callable[[], bytes]]:
+    """The Parquet text bombs, with their text in ``column`` of a file of ``schema``."""
+    return {
+        "plain": lambda: _text_bomb("plain", column, schema),
+        "dictionary": lambda: _text_bomb("dictionary array", column, schema, group=ROWS),
+        "delta": lambda: _text_bomb("delta", column, schema),
+        "lying footer": lambda: _lying(column, schema),
+        "many row groups": lambda: _text_bomb("dictionary", column, schema, group=5),
+    }
+
+
 TRACE_BOMBS: dict[str, Callable[[], bytes]] = {
-    "plain": lambda: _text_bomb("plain", "worker", TRACE),
-    "dictionary": lambda: _text_bomb("dictionary array", "worker", TRACE, group=ROWS),
-    "delta": lambda: _text_bomb("delta", "worker", TRACE),
-    "lying footer": lambda: _lying("worker", TRACE),
-    "many row groups": lambda: _text_bomb("dictionary", "worker", TRACE, group=5),
+    **_parquet_bombs("worker", TRACE),
     "declared rows": lambda: _rows("duration"),
     "thousands of columns": _wide,
 }
@@ -140,13 +147,7 @@ CAPS = {name: str(limits.TABLE_MAX_BYTES) for name in ("plain", "dictionary", "d
 CAPS |= {"declared rows": str(limits.EMPIRICAL_MAX_VALUES), "csv times": str(limits.EMPIRICAL_MAX_VALUES),
          "csv one cell": "(0, 1e9]"}
 CAPS |= {name: str(limits.TABLE_MAX_COLUMNS) for name in ("thousands of columns", "csv columns", "csv quoted columns")}
-RESULT_BOMBS: dict[str, Callable[[], bytes]] = {
-    "plain": lambda: _text_bomb("plain", "label", RESULT),
-    "dictionary": lambda: _text_bomb("dictionary array", "label", RESULT, group=ROWS),
-    "delta": lambda: _text_bomb("delta", "label", RESULT),
-    "lying footer": lambda: _lying("label", RESULT),
-    "many row groups": lambda: _text_bomb("dictionary", "label", RESULT, group=5),
-}
+RESULT_BOMBS = _parquet_bombs("label", RESULT)
 
 
 @pytest.fixture(scope="module")
