@@ -45,8 +45,8 @@ test: dev-venv browser lint
 	$(PY) -m pytest -n 2 --dist loadgroup -q
 	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider $(JIT_TESTS)
 
-JIT_TESTS := tests/test_engine_kernels.py tests/test_sgd_kernels.py tests/test_sgd.py tests/test_montecarlo.py \
-	tests/test_schemes.py tests/test_registry.py tests/test_crosscheck.py tests/test_robustness.py
+JIT_TESTS := tests/test_engines_kernels.py tests/test_error_kernels.py tests/test_error.py tests/test_engines.py \
+	tests/test_schemes.py tests/test_schemes_registry.py tests/test_scenarios_iid.py tests/test_library_robustness.py
 
 bench: dev-venv
 	$(PY) -m benchmarks.run_all

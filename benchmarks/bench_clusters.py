@@ -15,7 +15,7 @@
 (2) Memory of the same calls: the tracemalloc peak of one traced call, the growth of the
     process's peak RSS during the timed calls (VmHWM, reset just before each call; Linux) and
     the process's max RSS so far (``resource.getrusage``, monotone over the whole run).
-(3) The Poisson-binomial quadrature (``distsgd.clusters.analytic.kth_of_independent`` through
+(3) The Poisson-binomial quadrature (``distsgd.clusters.independent_orderstats.kth_of_independent`` through
     ``expected_runtime``): sync and k-sync (K = m/2) on static stragglers, two groups, five groups
     (and Markov slowdowns, whose one-mini-batch law is a mixture) at m = 1000 and 10 000 — wall
     time, value, kind, error, and the Monte Carlo mean of (1) for the same cluster.

@@ -16,7 +16,7 @@ Every ratio is measured within the same run, on the same machine, back to back:
     fresh process);
 (d) that the two sides of (b) estimate the same mean runtime (and staleness), so that the
     speed comparison is like for like;
-(e) the compiled kernels (distsgd/engines/kernels.py): the engines of (b) on their numpy
+(e) the compiled kernels (distsgd/engines/runtime_kernels.py): the engines of (b) on their numpy
     reference path (kernels off) against the compiled one, async against the raw throughput
     of its random numbers (``delay.sample`` of as many values; bar: within 10×), the
     first-call compile time (fresh numba cache) and the load time (warm cache), each in a fresh

@@ -4,7 +4,7 @@
     python -m benchmarks.bench_sweep --quick    # 200 + 16 points (~1 min), writes sweep-quick.md
 
 (1) Two grids, each run serially (``local_workers=0``) and on a LocalCluster of two single-threaded
-    worker processes (``distsgd.sweeping.run._local_client(2)``, the CLI's default here), both
+    worker processes (``distsgd.sweeps.run._local_client(2)``, the CLI's default here), both
     to a Parquet file:
     - runtime: 2 000 points — k-sync, k-async, k-batch-sync, k-batch-async × five delay laws ×
       m ∈ {10 … 400} × K ∈ {1 … 10}, 20 000 Monte Carlo iterations and the analytic E[T] each;
@@ -14,7 +14,7 @@
     and load the compiled kernels on their first task) and a second run on the warm cluster;
     speed-up = serial / warm run; overhead per task = (2 · warm − serial) / tasks, the time two
     workers spend beyond the serial work, per task; the predicted work per task
-    (:func:`distsgd.sweeping.compute.point_cost`) against the measured; each worker process's
+    (:func:`distsgd.sweeps.compute.point_cost`) against the measured; each worker process's
     peak RSS (VmHWM) and the driver's; the file's size per row; that the serial and Dask files
     are the same bytes; and, since wall times move with the load of a shared machine, the CPU
     seconds of the serial run and of each worker and the driver during the warm run.
@@ -47,10 +47,10 @@ import numpy as np
 from distributed import Client, LocalCluster, as_completed
 
 from distsgd import limits
-from distsgd.sweeping import load_grid
-from distsgd.sweeping import run as sweep_run
-from distsgd.sweeping.compute import compute_task
-from distsgd.sweeping.output import to_table
+from distsgd.sweeps import load_grid
+from distsgd.sweeps import run as sweep_run
+from distsgd.sweeps.compute import compute_task
+from distsgd.sweeps.output import to_table
 
 from .bench_runtime import proc_status_bytes, reset_peak_rss
 

@@ -187,7 +187,7 @@ RESULT = {"point": pa.int64(), "mc_mean": pa.float64()}
 
 
 def _resume_schema() -> pa.Schema:
-    from distsgd.sweeping import output  # (the benchmark's own import: the schema a sweep writes)
+    from distsgd.sweeps import output  # (the benchmark's own import: the schema a sweep writes)
     return output.SCHEMA.with_metadata({output.FINGERPRINT_KEY: f"{output.VERSION}:grid".encode()})
 
 
@@ -203,7 +203,7 @@ def legitimate() -> dict[str, tuple[str, bytes]]:
     frame.iloc[:600_000].to_parquet(buf, index=False, compression="zstd")
     rows = [{"point": i, "scheme": "sync", "m": 4 + i % 997, "label": f"point {i}", "mc_mean": float(v)}
             for i, v in enumerate(np.random.default_rng(2).lognormal(0, 1, 60_000))]
-    from distsgd.sweeping import output  # (the benchmark's own import: the file a sweep writes)
+    from distsgd.sweeps import output  # (the benchmark's own import: the file a sweep writes)
     results = io.BytesIO()
     pq.write_table(output.to_table(rows), results, compression="zstd")
     return {"legit long CSV": ("trace.csv", csv), "legit wide CSV": ("wide.csv", wide),
@@ -243,7 +243,7 @@ ENTRY_POINTS = {
     "CLI fit --trace": ("trace", "from distsgd.cli import main\ncall = lambda: main(['fit', '--trace', PATH])"),
     "Sweep results page": ("results", "from distsgd.ui.sweep_results import read_results\n"
                                       "call = lambda: read_results(open(PATH, 'rb').read(), NAME)"),
-    "--resume (read_done)": ("resume", "from distsgd.sweeping.output import read_done\n"
+    "--resume (read_done)": ("resume", "from distsgd.sweeps.output import read_done\n"
                                        "call = lambda: read_done(__import__('pathlib').Path(PATH), 'grid')"),
 }
 

@@ -56,7 +56,7 @@ def nginx_path() -> str | None:
 def start(log: Path, port: int, processes: int = 0, env_extra: dict[str, str] | None = None) -> Server:
     """Start one Streamlit server (``processes`` = 0) or ``deploy/run-multi.sh`` with that many
     backends behind nginx, listening on 127.0.0.1:``port``; output goes to ``log``; ``env_extra``
-    adds to the server's environment (the host settings of distsgd.ui.limits)."""
+    adds to the server's environment (the host settings of distsgd.ui.rerun_caps)."""
     env = dict(os.environ, PYTHON=sys.executable, STREAMLIT_BROWSER_GATHER_USAGE_STATS="false", **(env_extra or {}))
     if processes:
         cmd = ["bash", str(RUN_MULTI), str(processes), str(port), str(free_port())]

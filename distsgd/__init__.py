@@ -11,7 +11,7 @@ from .delays import Delay, parse_delay
 from .montecarlo import RuntimeSample, simulate_runtime
 from .params import ParameterError
 from .schemes import Scheme, backup_workers, make_scheme
-from .sweeping import sweep
+from .sweeps import sweep
 from .traces import Trace, load_trace
 
 __all__ = ["Cluster", "make_cluster", "Trace", "load_trace",

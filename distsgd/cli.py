@@ -36,7 +36,7 @@ from .montecarlo import simulate_runtime
 from .params import ParameterError
 from .random import SEED
 from .schemes import Scheme, make_scheme
-from .sweeping import run_sweep
+from .sweeps import run_sweep
 from .traces import THRESHOLD, Trace, load_trace
 
 __all__ = ["main", "build_parser"]

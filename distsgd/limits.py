@@ -177,7 +177,7 @@ ANALYTIC_WORK = 1.0e9
 #: elements of any one float64 work array of the analytic lattices (8e6 → 64 MB)
 ANALYTIC_MAX_ELEMENTS = 8_000_000
 
-# -- sweeps (distsgd/sweeping, DESIGN §8) --------------------------------------------------------
+# -- sweeps (distsgd/sweeps, DESIGN §8) --------------------------------------------------------
 
 #: points of one sweep that run without being confirmed (count).  Every point is bounded by the
 #: caps above (≤ TIME_BUDGET_SECONDS of Monte Carlo and ≤ MEMORY_BYTES), but a list added to a

@@ -56,7 +56,7 @@ _LOG = dict(type="log", dtick=1, tickformat="~g")
 #: and ≈ 10 ms a figure (most of drawing a chart on a rerun, where a shared host has ≈ 60 ms of
 #: CPU per rerun to spend); the figures here are made by this module's code, not by users, so
 #: it is off, and on when ``DISTSGD_VALIDATE_FIGURES=1`` — the test suite sets it, so a misspelt
-#: or out-of-range property still fails a test (``tests/test_plots.py`` also checks that both
+#: or out-of-range property still fails a test (``tests/test_ui_plots.py`` also checks that both
 #: ways give the same figure).
 VALIDATE = os.environ.get("DISTSGD_VALIDATE_FIGURES", "") == "1"
 

@@ -3,7 +3,8 @@ scheme would have done on it."""
 
 import streamlit as st
 
-from distsgd.ui import cached, cluster, limits, page, sidebar, views
+from distsgd.ui import cached, cluster, page, sidebar, views
+from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
@@ -72,7 +73,7 @@ def body(sel: sidebar.Selection) -> None:
             eps = sidebar.number("eps", c1, slider=False)
             gamma = sidebar.number("gamma", c2, help=tr("staleness factor of the bound for the asynchronous schemes"))
         wi = cached.whatif_view(trace, sel.schemes, sel.K, sel.H, tuple(view["stragglers"]), fits["best"],
-                                sel.budget * limits.WHATIF_BUDGET_FACTOR, sel.seed, problem, float(eps), float(gamma))
+                                sel.budget * caps.WHATIF_BUDGET_FACTOR, sel.seed, problem, float(eps), float(gamma))
         page.chart(wi["figure"], wi["rows"], "what-if", wi["notice"])
         page.table(wi["table"])
         st.caption(tr("Time to ε = {eps}: the error bound's iterations J(ε) times E[T] per update — the same J "
@@ -80,10 +81,10 @@ def body(sel: sidebar.Selection) -> None:
                       "by the measured fraction of fresh gradients).", eps=f"{eps:g}"))
         for s in wi["skipped"]:
             st.caption(tr("{reading}: {why}.", reading=views.word(s["reading"]), why=views.word(s["why"])))
-        if trace.m <= limits.TIMELINE_WORKERS_MAX:
+        if trace.m <= caps.TIMELINE_WORKERS_MAX:
             st.download_button(tr("Download {n} updates of sync replaying the trace (Perfetto / chrome://tracing JSON)",
-                                  n=limits.PERFETTO_UPDATES),
-                               lambda: cached.replay_timeline_json(trace, limits.PERFETTO_UPDATES, sel.seed),
+                                  n=caps.PERFETTO_UPDATES),
+                               lambda: cached.replay_timeline_json(trace, caps.PERFETTO_UPDATES, sel.seed),
                                file_name="distsgd-replay-timeline.json", mime="application/json", on_click="ignore")
 
 

@@ -3,8 +3,9 @@
 import numpy as np
 import streamlit as st
 
-from distsgd import sweeps
-from distsgd.ui import cached, limits, page, sidebar
+from distsgd import curves
+from distsgd.ui import cached, page, sidebar
+from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
@@ -27,17 +28,17 @@ with page.guard():
                tr("A long right tail is what makes stragglers: the mean hides it, the maximum of many does not."))
     kth = cached.order_statistic_chart(d, sel.K, sel.m, sel.seed)
     waits = (tr("The time one K-sync iteration waits (K = {K}, m = {m}): the K-th fastest of m, drawn exactly as "
-                "F⁻¹(Beta(K, m−K+1)) ({draws} draws).", K=sel.K, m=sel.m, draws=f"{limits.SAMPLES:,}") if sel.K == sel.m
+                "F⁻¹(Beta(K, m−K+1)) ({draws} draws).", K=sel.K, m=sel.m, draws=f"{caps.SAMPLES:,}") if sel.K == sel.m
              else tr("The time one K-sync iteration waits (K = {K}, m = {m}): the K-th fastest of m, drawn exactly as "
                      "F⁻¹(Beta(K, m−K+1)) ({draws} draws); it finishes before the slowest, whose law is the fan-out "
-                     "below.", K=sel.K, m=sel.m, draws=f"{limits.SAMPLES:,}"))
+                     "below.", K=sel.K, m=sel.m, draws=f"{caps.SAMPLES:,}"))
     if kth["theory_kind"] == "bins":
         waits = tr("{before} A trace is a discrete law: the theory line is each bin's exact probability over its "
                    "width.", before=waits)
     page.chart(kth["figure"], kth["quantiles"], "order-statistic", waits)
-    ms = tuple(sorted(set(sweeps.m_grid(limits.FANOUT_M_MAX, limits.FANOUT_M_POINTS)) | set(limits.FANOUT_M_EXTRA)))
-    fan = cached.fanout(d, ms, limits.FANOUT_ITERATIONS, sel.seed)
+    ms = tuple(sorted(set(curves.m_grid(caps.FANOUT_M_MAX, caps.FANOUT_M_POINTS)) | set(caps.FANOUT_M_EXTRA)))
+    fan = cached.fanout(d, ms, caps.FANOUT_ITERATIONS, sel.seed)
     page.chart(fan["figure"], fan["rows"], "fan-out",
                tr("For exponential delays the slowest of m grows like log m; for lognormal and Pareto "
                   "much faster — this fan-out is why synchronous SGD stops scaling. "
-                  "(Monte Carlo: {iterations} iterations per m.)", iterations=f"{limits.FANOUT_ITERATIONS:,}"))
+                  "(Monte Carlo: {iterations} iterations per m.)", iterations=f"{caps.FANOUT_ITERATIONS:,}"))

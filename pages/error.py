@@ -2,9 +2,10 @@
 
 import streamlit as st
 
+from distsgd import curves
 from distsgd import error as sgd
-from distsgd import sweeps
-from distsgd.ui import cached, claims, limits, page, sidebar, views
+from distsgd.ui import cached, claims, page, sidebar, views
+from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
@@ -39,9 +40,9 @@ def body(sel: sidebar.Selection) -> None:
     eps = sidebar.number("eps", c2, slider=False)
 
     with page.guard():
-        schemes = tuple(sweeps.build(n, sel.m, sel.K, sel.H, limits.LOCAL_SGD_FREE_D) for n in sel.schemes)
+        schemes = tuple(curves.build(n, sel.m, sel.K, sel.H, caps.LOCAL_SGD_FREE_D) for n in sel.schemes)
         lr = sgd.LearningRate(lr_rule) if C is None else sgd.LearningRate(lr_rule, C)
-        view = cached.error_view(schemes, sel.workers, problem, horizon, limits.ERROR_POINTS, replicas, sel.seed,
+        view = cached.error_view(schemes, sel.workers, problem, horizon, caps.ERROR_POINTS, replicas, sel.seed,
                                  gamma, p0, lr, eps, sel.budget)
         rows, targets = view["rows"], view["targets"]
         summary = page.simulated(view["summary"])

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
+from distsgd import curves
 from distsgd import error as sgd
-from distsgd import sweeps
-from distsgd.ui import cached, limits, page, sidebar, state
+from distsgd.ui import cached, page, sidebar, state
+from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import N_, tr
 
 sel = sidebar.current()
@@ -24,13 +25,13 @@ def error_chart(sel: sidebar.Selection, D: float) -> None:
         problem = sidebar.problem_controls()
         horizon = sidebar.number("horizon", st.columns(4)[0], slider=False)
         st.caption(tr("Simulated SGD: {replicas} replicas, constant learning rate η, {points} points from 0 to T.",
-                      replicas=limits.replicas_at(sel.budget, limits.LOCAL_ERROR_REPLICAS),
-                      points=limits.LOCAL_ERROR_POINTS))
+                      replicas=caps.replicas_at(sel.budget, caps.LOCAL_ERROR_REPLICAS),
+                      points=caps.LOCAL_ERROR_POINTS))
     with page.guard():
-        Hcmp = tuple(sorted({1, sel.H, min(limits.LOCAL_H_COMPARE_FACTOR * sel.H, limits.UI_H_MAX)}))
-        schemes = tuple(sweeps.build("local-sgd", sel.m, None, h, D) for h in Hcmp)
-        view = cached.error_view(schemes, sel.workers, problem, float(horizon), limits.LOCAL_ERROR_POINTS,
-                                 limits.replicas_at(sel.budget, limits.LOCAL_ERROR_REPLICAS), sel.seed, None, None,
+        Hcmp = tuple(sorted({1, sel.H, min(caps.LOCAL_H_COMPARE_FACTOR * sel.H, caps.UI_H_MAX)}))
+        schemes = tuple(curves.build("local-sgd", sel.m, None, h, D) for h in Hcmp)
+        view = cached.error_view(schemes, sel.workers, problem, float(horizon), caps.LOCAL_ERROR_POINTS,
+                                 caps.replicas_at(sel.budget, caps.LOCAL_ERROR_REPLICAS), sel.seed, None, None,
                                  sgd.LearningRate(), None, sel.budget)
         page.simulated(view["summary"])
         page.chart(view["figure"], view["rows"], "local-error-vs-time",
@@ -52,13 +53,13 @@ def body(sel: sidebar.Selection) -> None:
             net = cached.network(topology or "ring-allreduce", sidebar.number("params_m", c2, slider=False),
                                  sidebar.number("gbps", c3, slider=False),
                                  sidebar.number("latency_ms", c4, slider=False),
-                                 sel.m, tuple(sweeps.m_grid(limits.UI_M_MAX, limits.COMM_M_POINTS)))
+                                 sel.m, tuple(curves.m_grid(caps.UI_M_MAX, caps.COMM_M_POINTS)))
         if D is None:
             D = net["D"]
             label = state.CHOICE_LABELS["topology"].get(topology, topology)  # the topology's name, as the box shows it
             st.info(tr("{topology}: one averaging round with m = {m} takes D = {D} s (time units are seconds "
                        "here).", topology=tr(label), m=sel.m, D=f"{D:.4g}"))
-        Hs = tuple(sorted({*limits.LOCAL_H_GRID, sel.H, 2 * sel.H}))
+        Hs = tuple(sorted({*caps.LOCAL_H_GRID, sel.H, 2 * sel.H}))
         rt = cached.runtime_vs_H_view(sel.m, Hs, sel.workers, float(D), sel.budget, sel.seed,
                                       N_("Runtime per local step (m = {m}, D = {D})").format(m=sel.m, D=f"{D:.3g}"),
                                       N_("E[T] per local step (time units)"))
@@ -70,7 +71,7 @@ def body(sel: sidebar.Selection) -> None:
                    tr("The parameter server's link carries all m workers' traffic, so its time grows "
                       "linearly in m; ring all-reduce is bandwidth-optimal but pays 2(m−1) latencies."))
         sp = cached.speedup_view(("sync", "async", "local-sgd"),
-                                 page.m_values(sel.workers.m, sweeps.m_grid(max(sel.m, 2), limits.SPEEDUP_M_POINTS)),
+                                 page.m_values(sel.workers.m, curves.m_grid(max(sel.m, 2), caps.SPEEDUP_M_POINTS)),
                                  sel.workers, sel.K, sel.H, float(D), sel.budget, sel.seed)
         page.chart(sp["figure"], sp["rows"], "speedup-vs-m",
                    tr("Throughput of m workers relative to one: async is exactly m× (no worker ever waits), sync "

@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from distsgd import sweeps
+from distsgd import curves
 from distsgd.analytic import VALUE_KINDS
-from distsgd.ui import cached, claims, limits, page, sidebar, views
+from distsgd.ui import cached, claims, page, sidebar, views
+from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import N_, tr
 
 sel = sidebar.current()
@@ -23,7 +24,7 @@ def body(sel: sidebar.Selection) -> None:
         page.stragglers_note(sel.workers)
         view = sidebar.choice("rt_view", radio=True)  # one chart per run: only the visible one is computed
         if view == "K":
-            Ks = tuple(sorted(set(sweeps.k_grid(sel.m, limits.RUNTIME_K_POINTS)) | {sel.K}))
+            Ks = tuple(sorted(set(curves.k_grid(sel.m, caps.RUNTIME_K_POINTS)) | {sel.K}))
             chart = cached.runtime_vs_K_view(sel.schemes, sel.m, sel.workers, Ks, sel.H, sel.budget, sel.seed,
                                              N_("wait-for count K"), N_("E[T] against K (m = {m})").format(m=sel.m))
             rows = chart["rows"]
@@ -32,8 +33,8 @@ def body(sel: sidebar.Selection) -> None:
                        tr("K-sync at K = m is sync and at K = 1 waits for the fastest worker; K-async at K = 1 is "
                           "async and at K = m is sync. Compare the two below."))
         else:
-            ms = page.m_values(sel.workers.m, sweeps.m_grid(max(sel.m, 2), limits.RUNTIME_M_POINTS))
-            chart = cached.runtime_vs_m_view(sel.schemes, ms, sel.workers, sel.K, sel.H, limits.LOCAL_SGD_FREE_D,
+            ms = page.m_values(sel.workers.m, curves.m_grid(max(sel.m, 2), caps.RUNTIME_M_POINTS))
+            chart = cached.runtime_vs_m_view(sel.schemes, ms, sel.workers, sel.K, sel.H, caps.LOCAL_SGD_FREE_D,
                                              sel.budget, sel.seed, N_("workers m (log scale)"),
                                              N_("E[T] against m (K = {K}, clamped to m)").format(K=sel.K))
             rows = chart["rows"]
@@ -49,7 +50,7 @@ def body(sel: sidebar.Selection) -> None:
         # number on the page for one point is the same result
         pair = {r["scheme"]: r for r in here if r["scheme"] in ("k-sync", "k-async")}
         if len(pair) < 2 and sel.m > 1:
-            schemes = tuple(sweeps.build(n, sel.m, sel.K) for n in ("k-sync", "k-async"))
+            schemes = tuple(curves.build(n, sel.m, sel.K) for n in ("k-sync", "k-async"))
             pair = {r["scheme"]: r for r in cached.runtime_points(schemes, sel.workers, sel.budget, sel.seed)}
         st.subheader(tr("K-sync or K-async?"))
         st.markdown(claims.ksync_vs_kasync(sel.workers, sel.m, min(sel.K, sel.m), pair.get("k-sync"),

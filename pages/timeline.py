@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from distsgd import sweeps
+from distsgd import curves
 from distsgd.montecarlo import timeline_max_iterations
-from distsgd.ui import cached, limits, page, sidebar, views
+from distsgd.ui import cached, page, sidebar, views
+from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
@@ -24,12 +25,12 @@ def body(sel: sidebar.Selection) -> None:
     name = sidebar.choice("tl_scheme", c1)
     iters = sidebar.number("tl_iters", c2)
     with page.guard():
-        m = min(sel.m, limits.TIMELINE_WORKERS)
+        m = min(sel.m, caps.TIMELINE_WORKERS)
         if sel.m > m:
             st.info(tr("The timeline draws at most {m} workers; showing m = {m} (the sidebar has m = {chosen}).",
                        m=m, chosen=sel.m))
         D = (float(sidebar.number("D", st.columns(2)[0])),) if name == "local-sgd" else ()  # the local SGD page's D
-        scheme = sweeps.build(name, m, sel.K, sel.H, *D)
+        scheme = curves.build(name, m, sel.K, sel.H, *D)
         fit = timeline_max_iterations(scheme)
         if iters > fit:
             st.info(tr("{scheme}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.",

@@ -2,8 +2,9 @@
 
 import streamlit as st
 
-from distsgd import sweeps
-from distsgd.ui import cached, claims, limits, page, sidebar, state, views
+from distsgd import curves
+from distsgd.ui import cached, claims, page, sidebar, state, views
+from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
 
 sel = sidebar.current()
@@ -17,14 +18,14 @@ page.header(
 
 
 def body(sel: sidebar.Selection) -> None:
-    """The sweep's controls, its chart and table: moving one of them reruns only this (a fragment)."""
+    """The trade-off axis control, the chart and table: moving one of them reruns only this (a fragment)."""
     # the formula shown is the one the chart uses: read the page's choices before drawing them
-    for f in views.target_formula("local-sgd" if state.value("sweep") == "H" else state.value("sweep_scheme")):
+    for f in views.target_formula("local-sgd" if state.value("axis") == "H" else state.value("axis_scheme")):
         st.latex(f)
     c1, c2, c3, c4 = st.columns(4)
-    sweep = sidebar.choice("sweep", c1, radio=True)
-    name = sidebar.choice("sweep_scheme", c2) if sweep != "H" else "local-sgd"
-    if sweep == "H":
+    axis = sidebar.choice("axis", c1, radio=True)
+    name = sidebar.choice("axis_scheme", c2) if axis != "H" else "local-sgd"
+    if axis == "H":
         c2.markdown(tr("scheme: **local-sgd** (H is its parameter)"))
     eps = sidebar.number("eps", c3, slider=False)
     horizon = sidebar.number("horizon", c4, slider=False)
@@ -33,30 +34,30 @@ def body(sel: sidebar.Selection) -> None:
         c5, c6 = st.columns(2)
         gamma = sidebar.number("gamma", c5, help=tr("staleness factor of the bound for the asynchronous schemes "
                                                     "(the swept scheme if it is one, and the async reference)"))
-        D = sidebar.number("D", c6) if name == "local-sgd" else limits.LOCAL_SGD_FREE_D
+        D = sidebar.number("D", c6) if name == "local-sgd" else caps.LOCAL_SGD_FREE_D
         st.caption(tr("Simulated SGD: {replicas} replicas per point, constant learning rate η, "
                       "p₀ the measured fraction of fresh gradients.",
-                      replicas=limits.replicas_at(sel.budget, limits.TARGET_REPLICAS)))
+                      replicas=caps.replicas_at(sel.budget, caps.TARGET_REPLICAS)))
     with page.guard():
-        if sweep == "K":
-            values = sorted(set(sweeps.k_grid(sel.m, limits.SWEEP_K_POINTS)) | {sel.K})
-            schemes = [sweeps.build(name, sel.m, k, sel.H, float(D)) for k in values]
-        elif sweep == "m":
-            values = list(page.m_values(sel.workers.m, sweeps.m_grid(max(sel.m, 2), limits.SWEEP_M_POINTS)))
-            schemes = [sweeps.build(name, m, sel.K, sel.H, float(D)) for m in values]
+        if axis == "K":
+            values = sorted(set(curves.k_grid(sel.m, caps.SWEEP_K_POINTS)) | {sel.K})
+            schemes = [curves.build(name, sel.m, k, sel.H, float(D)) for k in values]
+        elif axis == "m":
+            values = list(page.m_values(sel.workers.m, curves.m_grid(max(sel.m, 2), caps.SWEEP_M_POINTS)))
+            schemes = [curves.build(name, m, sel.K, sel.H, float(D)) for m in values]
         else:
-            schemes = [sweeps.build("local-sgd", sel.m, None, h, float(D)) for h in limits.SWEEP_H_VALUES]
+            schemes = [curves.build("local-sgd", sel.m, None, h, float(D)) for h in caps.SWEEP_H_VALUES]
         schemes = list(dict.fromkeys(schemes))
-        refs = tuple(sweeps.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async"))
+        refs = tuple(curves.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async"))
         view = cached.target_view(tuple(schemes), refs, sel.workers, problem, eps, horizon,
-                                  limits.replicas_at(sel.budget, limits.TARGET_REPLICAS), sel.seed, float(gamma), sweep,
+                                  caps.replicas_at(sel.budget, caps.TARGET_REPLICAS), sel.seed, float(gamma), axis,
                                   sel.budget)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
         if any("simulated_time" not in r for r in rows):
             st.caption(tr("Some points were not simulated (too many updates for one request at this T and m): "
                           "their time to ε comes from the bound only, where there is one."))
-        page.chart(view["figure"], rows + ref, f"time-to-target-vs-{sweep}",
-                   claims.best_choice(rows, sweep, best_b, best_s, eps))
+        page.chart(view["figure"], rows + ref, f"time-to-target-vs-{axis}",
+                   claims.best_choice(rows, axis, best_b, best_s, eps))
         page.table(views.target_table(rows, ref, (best_b, best_s)),
                    **{tr("note"): st.column_config.TextColumn(width="large")})
 

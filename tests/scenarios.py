@@ -17,7 +17,7 @@ independently of the code under test:
   statistic (a confidence interval needs a finite variance), NLU by definition for a trace.
 
 ``DELAYS`` (one representative per family, as before) is also used by test_delays.py and
-test_montecarlo.py; the crosscheck table uses the larger ``LAWS``.
+test_engines.py; the crosscheck table uses the larger ``LAWS``.
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ LAWS: dict[str, Law] = {law.key: law for law in [
 LAWS_AT_LARGE_M = ("exp", "shifted-exp", "pareto", "pareto-heavy", "pareto-infmean", "lognormal", "normal",
                    "weibull-dfr", "weibull-ifr", "uniform", "empirical")
 
-#: one representative of each family (used by test_delays.py and test_montecarlo.py too)
+#: one representative of each family (used by test_delays.py and test_engines.py too)
 DELAYS: dict[str, str] = {k: LAWS[k].spec for k in (
     "exp", "shifted-exp", "pareto", "lognormal", "normal", "weibull-dfr", "weibull-ifr", "uniform", "empirical")}
 

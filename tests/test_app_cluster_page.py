@@ -10,7 +10,7 @@ import pytest
 
 from apptest_support import navigation_only, open_app
 from distsgd.examples import EXAMPLES, example_trace
-from test_app import assert_clean, control
+from test_app_pages import assert_clean, control
 
 
 @pytest.fixture(autouse=True, scope="module")

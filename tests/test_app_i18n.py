@@ -14,15 +14,15 @@ import re
 import pytest
 
 from apptest_support import navigation_only, open_app
-from test_app import assert_clean
+from test_app_pages import assert_clean
 
 PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timeline.py", "pages/local_sgd.py",
          "pages/tradeoffs.py", "pages/cluster.py", "pages/sweep.py"]
 SETTINGS = {
     "defaults": {},
     "clusters": {"stragglers": "static", "schemes": ["sync", "k-sync", "async", "k-batch-sync", "local-sgd"],
-                 "rt_view": "m", "sweep": "m"},
-    "markov": {"stragglers": "markov", "delay": "pareto", "sweep": "H", "p0_mode": "input"},
+                 "rt_view": "m", "axis": "m"},
+    "markov": {"stragglers": "markov", "delay": "pareto", "axis": "H", "p0_mode": "input"},
 }
 # names the Chinese text keeps (DESIGN §10: "names of schemes and laws may stay")
 ALLOWED = {

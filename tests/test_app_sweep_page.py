@@ -15,7 +15,7 @@ import pytest
 from apptest_support import navigation_only, open_app
 from distsgd.params import ParameterError
 from distsgd.ui import sweep_results
-from test_app import assert_clean
+from test_app_pages import assert_clean
 
 EXAMPLE = pd.read_parquet(io.BytesIO(resources.files("distsgd").joinpath("data/sweeps/example.parquet").read_bytes()))
 

@@ -4,7 +4,7 @@ import pytest
 
 from distsgd import ParameterError, parse_delay
 from distsgd.comm import CommModel, parameter_server_time, ring_allreduce_time
-from distsgd.sweeps import runtime_vs_m
+from distsgd.curves import runtime_vs_m
 
 
 def test_parameter_server_carries_every_worker_through_one_link():
@@ -39,7 +39,7 @@ def H(n: int) -> float:
 
 
 def test_speedup_is_samples_per_unit_time_relative_to_one_worker():
-    # the speed-up the local-SGD page draws (sweeps.runtime_vs_m): K_used · E[X] / E[T(m)].
+    # the speed-up the local-SGD page draws (curves.runtime_vs_m): K_used · E[X] / E[T(m)].
     # X = 1 + Exp(1), E[X] = 2, m = 10: sync waits for X_{10:10}, E[T] = 1 + H_10, and uses all
     # 10 gradients; k-sync with K = 4 waits for X_{4:10}, E[T] = 1 + H_10 − H_6, and counts only
     # the 4 gradients it keeps; async applies one gradient every E[X]/m = 0.2: exactly m×

@@ -22,7 +22,7 @@ def _same(old: Any, new: Any, where: str) -> None:
             _same(v, new[k], f"{where}.{k}")
     elif isinstance(old, list):
         assert isinstance(new, list) and len(new) == len(old), where
-        for i, (a, b) in enumerate(zip(old, new)):
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
             _same(a, b, f"{where}[{i}]")
     elif isinstance(old, float) and isinstance(new, (int, float)):
         assert math.isclose(old, new, rel_tol=1e-12, abs_tol=1e-300), f"{where}: {old!r} → {new!r}"

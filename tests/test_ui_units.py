@@ -13,7 +13,7 @@ from distsgd.delays import Delay, Empirical
 from distsgd.montecarlo import simulate_timeline
 from distsgd.plots import TIMELINE_MAX_BARS, timeline_figure
 from distsgd.traces import Trace, trace_from_times
-from distsgd.ui import cached, limits, state, views
+from distsgd.ui import cached, rerun_caps, state, views
 
 #: GFM's autolink literals as remark-gfm (Streamlit's Markdown) finds them in the text of a
 #: paragraph once backslash escapes are resolved (mdast-util-gfm-autolink-literal), loosened:
@@ -135,23 +135,23 @@ def test_time_axis_memo_holds_no_delay_objects():
     assert len(timing._axis_memo) <= timing._AXIS_MEMO
 
 
-# -- the UI's caps and sizes (distsgd/ui/limits.py) ------------------------------------------
+# -- the UI's caps and sizes (distsgd/ui/rerun_caps.py) ------------------------------------------
 
 def test_every_ui_cap_narrows_the_library_value_beside_it():
-    from distsgd.ui import limits
-    for name, (ui, lib) in limits.NARROWS.items():
+    from distsgd.ui import rerun_caps
+    for name, (ui, lib) in rerun_caps.NARROWS.items():
         assert ui <= lib, f"{name} = {ui} asks for more than the library's {lib}"
 
 
 def test_every_slider_range_lies_inside_the_library_domain():
     """state intersects each range with the library's domain: a range that reached outside it
-    would be cut silently, and the slider would not be the range limits.py states."""
-    from distsgd.ui import limits
-    for key, (lo, hi) in limits.RANGES.items():
+    would be cut silently, and the slider would not be the range rerun_caps.py states."""
+    from distsgd.ui import rerun_caps
+    for key, (lo, hi) in rerun_caps.RANGES.items():
         d = state.CONTROLS[key].domain
         assert (d.low, d.high) == (lo, hi), (key, (d.low, d.high), (lo, hi))
     numeric = {k for k, c in state.CONTROLS.items() if c.domain is not None}
-    assert numeric - set(limits.RANGES) <= {"gamma", "p0"}  # γ, p₀: the library's whole [0, 1]
+    assert numeric - set(rerun_caps.RANGES) <= {"gamma", "p0"}  # γ, p₀: the library's whole [0, 1]
 
 
 #: small counts a page may write as they are: indexes, column counts, "both", a percentage
@@ -159,7 +159,7 @@ PLAIN_NUMBERS = {0, 1, 2, 3, 4, 100}
 
 
 def test_pages_use_named_sizes_not_bare_numbers():
-    """Grid sizes, points, replicas, samples and caps live in distsgd/ui/limits.py with their
+    """Grid sizes, points, replicas, samples and caps live in distsgd/ui/rerun_caps.py with their
     reasons (the pages had 101, 81, 40, 30, 20 000 and 1000 written inline)."""
     import ast
     from pathlib import Path
@@ -190,6 +190,6 @@ def test_a_traces_worker_ids_step_labels_and_name_are_plain_text_in_markdown():
 
 
 def test_the_fast_budget_simulates_fewer_sgd_replicas():
-    b = limits.UI_BUDGETS
-    assert [limits.replicas_at(b[k], 30) for k in ("fast", "balanced", "accurate")] == [11, 30, 30]
-    assert limits.replicas_at(b["fast"], 12) == limits.UI_REPLICAS_MIN  # never fewer than a band needs
+    b = rerun_caps.UI_BUDGETS
+    assert [rerun_caps.replicas_at(b[k], 30) for k in ("fast", "balanced", "accurate")] == [11, 30, 30]
+    assert rerun_caps.replicas_at(b["fast"], 12) == rerun_caps.UI_REPLICAS_MIN  # never fewer than a band needs

@@ -13,9 +13,9 @@ import pytest
 
 from benchmarks import load_server
 from benchmarks.load_client import open_session
-from distsgd import parse_delay, sweeps
+from distsgd import curves, parse_delay
 from distsgd.params import ParameterError
-from distsgd.ui import limits, workers
+from distsgd.ui import rerun_caps, workers
 
 EXP = parse_delay("exp(rate=1, shift=0.1)")
 
@@ -30,8 +30,8 @@ def pool(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_a_worker_gives_the_numbers_of_the_server_process(pool: None) -> None:
     args = (("sync", "k-sync", "async", "k-async"), 8, EXP, (1, 2, 4, 8), 1, 0.0, 3e6, 7)
-    here = sweeps.runtime_vs_K(*args)
-    there = workers.call(sweeps.runtime_vs_K, *args)
+    here = curves.runtime_vs_K(*args)
+    there = workers.call(curves.runtime_vs_K, *args)
     assert workers.call(os.getpid) != os.getpid()  # it did run elsewhere
     assert there == here
 
@@ -48,7 +48,7 @@ def test_a_refusal_crosses_as_it_is(pool: None) -> None:
 def test_a_killed_worker_is_replaced(pool: None) -> None:
     pid = workers.call(os.getpid)
     os.kill(pid, signal.SIGKILL)
-    assert workers.call(sweeps.async_speedup, 4, EXP) == sweeps.async_speedup(4, EXP)
+    assert workers.call(curves.async_speedup, 4, EXP) == curves.async_speedup(4, EXP)
 
 
 def test_without_workers_the_call_is_made_here(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,14 +60,14 @@ def test_without_workers_the_call_is_made_here(monkeypatch: pytest.MonkeyPatch) 
 def test_a_bad_host_setting_stops_the_server_naming_it(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("DISTSGD_PROCESSES", value)
     with pytest.raises(SystemExit, match="DISTSGD_PROCESSES"):
-        limits._host_setting("DISTSGD_PROCESSES", "0", tuple(str(n) for n in range(17)))
+        rerun_caps._host_setting("DISTSGD_PROCESSES", "0", tuple(str(n) for n in range(17)))
 
 
 def test_host_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISTSGD_BUDGET", "fast")
-    assert limits._host_setting("DISTSGD_BUDGET", "balanced", tuple(limits.UI_BUDGETS)) == "fast"
+    assert rerun_caps._host_setting("DISTSGD_BUDGET", "balanced", tuple(rerun_caps.UI_BUDGETS)) == "fast"
     monkeypatch.delenv("DISTSGD_BUDGET")
-    assert limits._host_setting("DISTSGD_BUDGET", "balanced", tuple(limits.UI_BUDGETS)) == "balanced"
+    assert rerun_caps._host_setting("DISTSGD_BUDGET", "balanced", tuple(rerun_caps.UI_BUDGETS)) == "balanced"
 
 
 def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:

@@ -31,7 +31,7 @@ import pytest
 
 from distsgd import limits
 from distsgd.params import ParameterError
-from distsgd.sweeping import output
+from distsgd.sweeps import output
 from distsgd.tables import ParquetTable
 from distsgd.traces import load_trace, trace_columns
 from distsgd.ui import cluster, sweep_results

@@ -20,7 +20,7 @@ from .. import jit, limits
 from ..delays import Delay
 from ..orderstats import sample_order_statistic
 from ..params import ceil_div
-from . import kernels
+from . import runtime_kernels as kernels
 
 __all__ = ["kbatch_sync_times", "local_sgd_times", "ORDER_STATISTIC_COST", "kbatch_sync_cost", "local_sgd_cost",
            "sum_law_cost"]

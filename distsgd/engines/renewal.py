@@ -4,7 +4,7 @@
   independent renewal process and the run is a merge of m cumulative sums, streamed in
   windows of time (memory does not grow with the run);
 * :func:`kasync_blocks` — k-async: stepped update by update, restarting the K pushers, by a
-  compiled kernel (:mod:`~distsgd.engines.kernels`, which releases the GIL) or by its numpy
+  compiled kernel (:mod:`~distsgd.engines.runtime_kernels`, which releases the GIL) or by its numpy
   reference path (R replicas in lockstep); both give the same numbers for the same seed.
 
 Both give an :class:`UpdateTrace` (update times, the workers of each update, each gradient's
@@ -24,7 +24,7 @@ from .. import jit, limits
 from ..clusters import Cluster
 from ..delays import Delay
 from ..params import ceil_div
-from . import kernels
+from . import runtime_kernels as kernels
 from .batchmeans import BatchMeans
 from .clusters import JobQueues
 
@@ -107,7 +107,7 @@ def kasync_blocks(delay: Source, m: int, K: int, R: int, rng: np.random.Generato
     for the update at the K-th push, then restart on the new parameters; the others are not
     interrupted.  Each block is (times (R, b), staleness (R, b, K), workers (R, b, K) in push
     order or None); the blocks add up to ``total`` updates.  The compiled stepper
-    (:func:`~distsgd.engines.kernels.kasync_steps`) when kernels are compiled, else the numpy
+    (:func:`~distsgd.engines.runtime_kernels.kasync_steps`) when kernels are compiled, else the numpy
     reference :func:`_kasync_blocks_numpy`: the same random numbers, the same results.  On a
     cluster each pusher takes its own worker's next mini-batch (the numpy path).
     """
@@ -379,7 +379,7 @@ def _learn_rate(rate: float, emitted: int, goal: float, done_to: float, m: int) 
 def _previous_push(g0: int, w: np.ndarray, last_push: np.ndarray) -> np.ndarray:
     """For pushes g0, g0 + 1, … by workers w (in time order), each one's worker's previous push
     (−1 for its first); ``last_push`` is updated.  A compiled loop
-    (:func:`~distsgd.engines.kernels.previous_pushes`) when kernels are compiled, else the numpy
+    (:func:`~distsgd.engines.runtime_kernels.previous_pushes`) when kernels are compiled, else the numpy
     reference :func:`_previous_push_numpy`."""
     if not jit.ENABLED:
         return _previous_push_numpy(g0, w, last_push)

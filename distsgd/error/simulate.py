@@ -2,7 +2,7 @@
 Carlo (:func:`distsgd.montecarlo.simulate_updates`): each gradient is computed on the
 parameters its worker read, so staleness comes out of the process.
 
-The update loops run in the compiled kernels of :mod:`distsgd.error.kernels` when
+The update loops run in the compiled kernels of :mod:`distsgd.error.sgd_kernels` when
 :data:`distsgd.jit.ENABLED`; the numpy loops vectorised over replicas (``_run_sgd_numpy``) are
 the reference they are tested against and run when ``DISTSGD_JIT=0``.  Both draw the same
 Gaussian noise in the same order, so they give the same numbers for the same seed.
@@ -25,7 +25,7 @@ from ..montecarlo import UpdateTrace, iteration_cost
 from ..params import ParameterError
 from ..random import Seed, generator
 from ..schemes import Scheme
-from . import kernels
+from . import sgd_kernels as kernels
 from .exact import geom
 from .problem import (
     MAX_UPDATES,

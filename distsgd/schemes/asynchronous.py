@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import limits
 from ..clusters import Cluster
-from ..clusters.analytic import kth_of_independent
+from ..clusters.independent_orderstats import kth_of_independent
 from ..delays import Delay
 from ..engines import clusters, renewal, timeline
 from ..engines.batchmeans import BatchMeans

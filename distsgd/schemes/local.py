@@ -10,8 +10,8 @@ import numpy as np
 
 from .. import limits
 from ..clusters import Cluster
-from ..clusters.analytic import kth_of_independent
-from ..clusters.superposition import local_sgd_of_groups
+from ..clusters.grouped_lattice import local_sgd_of_groups
+from ..clusters.independent_orderstats import kth_of_independent
 from ..delays import Delay
 from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite, numeric_kind

@@ -14,8 +14,8 @@ from typing import ClassVar
 import numpy as np
 
 from ..clusters import Cluster
-from ..clusters.analytic import kth_of_independent
-from ..clusters.superposition import kbatch_sync_of_groups
+from ..clusters.grouped_lattice import kbatch_sync_of_groups
+from ..clusters.independent_orderstats import kth_of_independent
 from ..delays import Delay
 from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite

@@ -8,7 +8,7 @@ the cache across sessions.  A delay law is hashed by its ``key`` (the spec strin
 measured trace's digest): never by its values, which for an uploaded trace are megabytes.
 Each entry is small (rows of numbers, a figure, at most a few 10⁴ samples), ``max_entries``
 bounds the count and ``ttl`` lets idle entries go, so the whole cache stays within a few tens
-of MB (sizes and counts: :mod:`distsgd.ui.limits`).  Nothing here is mutable module state.
+of MB (sizes and counts: :mod:`distsgd.ui.rerun_caps`).  Nothing here is mutable module state.
 
 Two kinds of cache, both process-wide (one entry serves every session of the class):
 
@@ -34,23 +34,23 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from .. import plots, sweeps
+from .. import curves, plots
 from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
 from ..clusters import Stragglers, at_m, make_cluster
 from ..comm import CommModel
 from ..delays import Delay, Empirical, parse_delay
 from ..error import LearningRate, Problem
-from ..export import perfetto_trace
 from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
 from ..schemes import Scheme, make_scheme
+from ..timeline_export import perfetto_trace
 from ..traces import Trace
 from ..whatif import READINGS, what_if
 from . import claims, views, workers
 from . import trace_figures as trace_plots
 from .i18n import N_, register_templates, translate
-from .limits import (
+from .rerun_caps import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
     CHART_ANALYTIC_WORK,
@@ -121,29 +121,29 @@ def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @st.cache_data(**_CACHE)
 def runtime_vs_K(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int,
                  budget: float, seed: int) -> list[dict[str, Any]]:
-    return workers.call(sweeps.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int,
                  comm_delay: float, budget: float, seed: int) -> list[dict[str, Any]]:
-    return workers.call(sweeps.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_H(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: float, budget: float,
                  seed: int) -> list[dict[str, Any]]:
-    return workers.call(sweeps.runtime_vs_H, m, Hs, delay, comm_delay, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(curves.runtime_vs_H, m, Hs, delay, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_points(schemes: tuple[Scheme, ...], delay: Workers, budget: float, seed: int) -> list[dict[str, Any]]:
-    return workers.call(sweeps.runtime_rows, schemes, delay, budget, seed, **_RUNTIME_CAPS)
+    return workers.call(curves.runtime_rows, schemes, delay, budget, seed, **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def async_speedup(m: int, delay: Workers) -> dict[str, Any]:
-    return workers.call(sweeps.async_speedup, m, delay)
+    return workers.call(curves.async_speedup, m, delay)
 
 
 @st.cache_data(**_CACHE)
@@ -152,7 +152,7 @@ def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
                lr: LearningRate, budget: float = AXIS_MC_COST) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The error chart's rows; ``budget`` bounds the Monte Carlo of E[T] for the time axis where
     the analytic core has no value (k-async): the chart's Monte Carlo budget."""
-    return workers.call(sweeps.error_rows, schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr,
+    return workers.call(curves.error_rows, schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr,
                         **_SGD_CAPS, axis_cost=budget)
 
 
@@ -161,7 +161,7 @@ def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, e
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
                 x_name: str, budget: float = AXIS_MC_COST) -> list[dict[str, Any]]:
     """The trade-offs chart's rows (``budget`` as :func:`error_rows`')."""
-    return workers.call(sweeps.target_rows, schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma,
+    return workers.call(curves.target_rows, schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma,
                         p0, x_name, **_SGD_CAPS, axis_cost=budget)
 
 
@@ -217,7 +217,7 @@ def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, 
 @st.cache_resource(**_VIEW)
 def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dict[str, Any]:
     """E[max of m] against m, analytic and simulated: the rows and their figure."""
-    rows = workers.call(sweeps.fanout_rows, delay, ms, iterations, seed)
+    rows = workers.call(curves.fanout_rows, delay, ms, iterations, seed)
     figure = plots.fanout_figure([r["m"] for r in rows], [r["analytic"] for r in rows], [r["mc_mean"] for r in rows],
                                  [r["mc_low"] for r in rows], [r["mc_high"] for r in rows], delay.mean)
     return {"rows": rows, "figure": figure}
@@ -311,7 +311,7 @@ def persistence_view(workers: Stragglers, m: int, problem: Problem, time: float,
 @st.cache_resource(**_VIEW)
 def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float, replicas: int, seed: int,
                       lr: LearningRate) -> dict[str, Any]:
-    scheme = (sweeps.build("async", m),)
+    scheme = (curves.build("async", m),)
     runs: dict[str, dict[str, Any]] = {}
     all_rows: list[dict[str, Any]] = []
     for w in (workers, dataclasses.replace(workers, persistence=0.0)):
@@ -338,7 +338,7 @@ def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Wo
     (``budget`` as :func:`error_rows`')."""
     rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name, budget)
     ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K", budget)
-    best = (sweeps.best_index(rows, "bound_time"), sweeps.best_index(rows, "simulated_time"))
+    best = (curves.best_index(rows, "bound_time"), curves.best_index(rows, "simulated_time"))
     return {"rows": rows, "ref": ref, "best": best,
             "figure": plots.target_figure(rows, x_name, best[0], best[1], eps, ref)}
 

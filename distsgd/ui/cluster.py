@@ -13,7 +13,7 @@ from ..params import ParameterError
 from ..traces import Trace, load_trace, trace_columns
 from . import state
 from .i18n import N_, tr
-from .limits import TRACE_MAX_BYTES
+from .rerun_caps import TRACE_MAX_BYTES
 from .sidebar import CLUSTER_TRACE, choice, read_upload
 
 __all__ = ["choose_trace", "use_cluster", "describe"]

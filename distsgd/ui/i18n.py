@@ -6,7 +6,7 @@ control's label declared in :mod:`distsgd.ui.state`), and looked up in the curre
 catalogue: gettext ``.po`` files under ``locales/<lang>/LC_MESSAGES/`` (one per part of the app,
 so each can be edited alone), read with Babel when first needed.  English needs no catalogue:
 the id is the text.  Placeholders are ``str.format`` fields; a translation must use the same set
-(tests/test_i18n.py checks it, and that every id Babel's extractor finds has a translation).
+(tests/test_ui_catalogues.py checks it, and that every id Babel's extractor finds has a translation).
 A message with fields is filled by ``str.format``, so LaTeX in it (``\mathbb{E}``) would read as
 a field: pass a formula as a field's value instead.
 

@@ -11,11 +11,11 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from .. import sweeps
+from .. import curves
 from ..params import ParameterError
 from . import figure_text, i18n, state  # noqa: F401 - figure_text registers the chart texts
 from .i18n import tr
-from .limits import LOCAL_SGD_FREE_D
+from .rerun_caps import LOCAL_SGD_FREE_D
 
 _BOX = "_notice_box"
 _IN_FRAGMENT = "_in_fragment"
@@ -83,7 +83,7 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
     def csv() -> str:
-        return sweeps.to_csv(rows() if callable(rows) else rows)
+        return curves.to_csv(rows() if callable(rows) else rows)
 
     st.download_button(tr("Download the data (CSV)"), csv, file_name=f"distsgd-{slug}.csv",
                        mime="text/csv", key=f"csv-{slug}", on_click="ignore")

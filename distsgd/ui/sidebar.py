@@ -20,7 +20,7 @@ from ..params import ParameterError
 from ..traces import Trace, load_trace
 from . import state
 from .i18n import LANGUAGES, N_, tr
-from .limits import NORMAL_MEAN_MIN_STDS, TRACE_MAX_BYTES, UI_BUDGETS
+from .rerun_caps import NORMAL_MEAN_MIN_STDS, TRACE_MAX_BYTES, UI_BUDGETS
 
 SIDEBAR_KEYS = ("delay", "lam", "delta", "xm", "alpha", "ln_mu", "ln_sigma", "n_mean", "n_std",
                 "w_shape", "w_scale", "u_low", "u_high", "stragglers", "slow", "slowdown", "slow_fraction",

@@ -35,7 +35,7 @@ from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEME_NAMES, M
 from ..traces import THRESHOLD
 from .i18n import LANGUAGES, N_, from_locale, register_templates, set_language, tr, translate
-from .limits import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_BUDGETS, UI_DEFAULT_BUDGET, UI_H_MAX, UI_M_MAX
+from .rerun_caps import NOTICE_MAX_CHARS, QUOTE_MAX_CHARS, RANGES, UI_BUDGETS, UI_DEFAULT_BUDGET, UI_H_MAX, UI_M_MAX
 
 __all__ = ["Control", "CONTROLS", "CHOICE_LABELS", "PRESETS", "start", "value", "set_value", "clamp", "bind",
            "widget_args", "sync_url", "url_values", "notices", "notify", "clear_notices", "apply_preset",
@@ -258,8 +258,8 @@ CONTROLS: dict[str, Control] = {c.key: c for c in [
     _num("tl_iters", N_("updates shown"), 6, Domain("tl_iters", *RANGES["tl_iters"], integer=True), 1),
     Control("tl_scheme", N_("scheme"), "k-sync", options=SCHEME_NAMES),
     # trade-offs
-    Control("sweep", N_("sweep over"), "K", options=("K", "m", "H")),
-    Control("sweep_scheme", N_("scheme"), "k-async", options=SCHEME_NAMES),
+    Control("axis", N_("sweep over"), "K", options=("K", "m", "H")),
+    Control("axis_scheme", N_("scheme"), "k-async", options=SCHEME_NAMES),
     Control("lang", "Language · 语言", "en", options=tuple(LANGUAGES)),
     # your cluster
     Control("trace_source", N_("Trace"), "example", options=("example", "upload")),
@@ -285,7 +285,7 @@ PRESETS: dict[str, dict[str, Any]] = {
         delay="shifted-exp", lam=1.0, delta=1.0, m=16, K=4, schemes=["sync", "k-sync", "async", "k-async"]),
     N_("heavy-tailed stragglers"): dict(
         delay="pareto", xm=1.0, alpha=1.5, delta=0.0, m=20, K=10,
-        schemes=["sync", "k-sync", "async", "k-async", "k-batch-async"], sweep="K", sweep_scheme="k-sync"),
+        schemes=["sync", "k-sync", "async", "k-async", "k-batch-async"], axis="K", axis_scheme="k-sync"),
     N_("backup workers N + b"): dict(
         delay="lognormal", ln_mu=0.0, ln_sigma=1.0, delta=0.0, m=20, K=16, schemes=["sync", "k-sync"],
         tl_scheme="k-sync"),
@@ -324,6 +324,10 @@ def _store() -> dict[str, Any]:
     return st.session_state.setdefault(_STORE, {})
 
 
+#: URL keys of earlier versions → the control's key now, so that an old link still works
+RENAMED_URL_KEYS = {"sweep": "axis", "sweep_scheme": "axis_scheme"}
+
+
 def start() -> None:
     """Once per session, before anything is drawn: read every control the URL names (any
     page's), validated by its domain; junk is replaced by the default and an out-of-range
@@ -337,16 +341,17 @@ def start() -> None:
     set_language(CONTROLS["lang"].parse(lang if len(lang) > 1 else lang[0])[0] if lang
                  else from_locale(st.context.locale))
     for key, c in CONTROLS.items():
-        if key not in qp:
+        old = None if key in qp else next((o for o, k in RENAMED_URL_KEYS.items() if k == key and o in qp), None)
+        if key not in qp and old is None:
             continue
-        raw = qp.get_all(key)
+        raw = qp.get_all(old or key)
         val, note = c.parse(raw if (c.multi or len(raw) > 1) else raw[0])
         if note:
             notify(note, once=True)
         store[key] = val
     if "lang" not in qp:  # the browser's language (st.context.locale), else English
         store["lang"] = from_locale(st.context.locale)
-    unknown = [k for k in qp if k not in CONTROLS]
+    unknown = [k for k in qp if k not in CONTROLS and k not in RENAMED_URL_KEYS]
     if unknown:
         notify(tr("ignored unknown URL parameter(s) {names}", names=", ".join(quote(k, 24) for k in unknown[:3])),
                once=True)

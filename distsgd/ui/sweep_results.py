@@ -2,7 +2,7 @@
 ``python -m distsgd sweep`` (or the bundled example) and chart any result against any swept
 parameter, one line per value of another, the remaining swept parameters fixed at chosen values.
 
-A results file is Parquet with :data:`distsgd.sweeping.SCHEMA`'s columns (``point``, the
+A results file is Parquet with :data:`distsgd.sweeps.SCHEMA`'s columns (``point``, the
 parameters, the results, ``error``); a file without ``point`` or without any known result is
 refused with the reason.  Points whose ``error`` is set are left out of the chart and listed.
 """
@@ -19,9 +19,9 @@ import streamlit as st
 
 from ..params import ParameterError
 from ..plots import _figure
-from ..sweeping import PARAMETERS, RESULTS, output
+from ..sweeps import PARAMETERS, RESULTS, output
 from .i18n import N_, tr
-from .limits import SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
+from .rerun_caps import SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
 
 __all__ = ["read_results", "example_results", "swept", "results", "figure", "label", "option", "show", "order",
            "COLUMN_LABELS"]
@@ -70,7 +70,7 @@ def option(column: str | None) -> str:
 
 def read_results(data: bytes, name: str) -> pd.DataFrame:
     """A results file's rows, checked: at most SWEEP_MAX_BYTES, then read by the library
-    (:func:`distsgd.sweeping.output.read_results`: Parquet, a ``point`` and a result column of
+    (:func:`distsgd.sweeps.output.read_results`: Parquet, a ``point`` and a result column of
     DESIGN §8, at most SWEEP_MAX_ROWS rows and limits.TABLE_MAX_BYTES decoded), sorted by point."""
     if len(data) > SWEEP_MAX_BYTES:
         raise ParameterError("results", f"{name} is {len(data) / 2**20:.1f} MiB, over the "

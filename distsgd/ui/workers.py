@@ -2,7 +2,7 @@
 
 Streamlit runs every session's script in a thread of one process: the Python parts of all
 reruns share one GIL, so one server gets about one core however many the host has.  With
-``DISTSGD_PROCESSES=P`` (:data:`distsgd.ui.limits.UI_PROCESSES`) the cached calls of
+``DISTSGD_PROCESSES=P`` (:data:`distsgd.ui.rerun_caps.UI_PROCESSES`) the cached calls of
 :mod:`distsgd.ui.cached` that simulate or integrate (runtime charts, error and trade-off
 curves, what-if tables, fits) run in a pool of P processes instead: the session's thread waits
 for the result without holding the GIL, so the server keeps drawing other sessions' pages while
@@ -24,12 +24,12 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
-from .. import plots, sweeps
+from .. import curves, plots
 from ..delays import parse_delay
 from ..error import Problem
 from ..montecarlo import simulate_timeline
 from ..schemes import SCHEME_NAMES
-from .limits import UI_PROCESSES
+from .rerun_caps import UI_PROCESSES
 
 __all__ = ["call", "start", "warm", "shutdown"]
 
@@ -78,11 +78,11 @@ def warm() -> None:
     (from numba's cache, or compiled into it), by running each engine once on a tiny problem
     (≈ 0.1 s once imported).  Each worker runs it as it starts; so does ``distsgd.ui.serve``."""
     delay = parse_delay("exp(rate=1, shift=0.1)")
-    rows = sweeps.runtime_vs_K(SCHEME_NAMES, 4, delay, (1, 2, 4), 2, 0.0, 1e6, 1)
+    rows = curves.runtime_vs_K(SCHEME_NAMES, 4, delay, (1, 2, 4), 2, 0.0, 1e6, 1)
     plots.runtime_figure(rows, "x_K", "K", "warm-up")
-    sweeps.error_rows(tuple(sweeps.build(name, 4, 2, 2) for name in SCHEME_NAMES), delay, Problem(), 2.0, 5, 4, 1)
+    curves.error_rows(tuple(curves.build(name, 4, 2, 2) for name in SCHEME_NAMES), delay, Problem(), 2.0, 5, 4, 1)
     for name in SCHEME_NAMES:
-        simulate_timeline(sweeps.build(name, 4, 2, 2), delay, 3, 1)
+        simulate_timeline(curves.build(name, 4, 2, 2), delay, 3, 1)
 
 
 def start() -> list[Future[int]]:

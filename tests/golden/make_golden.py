@@ -76,8 +76,8 @@ def sweep_case() -> Any:
 
 
 def whatif_case() -> Any:
-    from distsgd.traces import trace_from_times
     from distsgd.error import Problem
+    from distsgd.traces import trace_from_times
     from distsgd.whatif import what_if
     t = np.random.default_rng(3).uniform(0.5, 1.5, (4, 200))
     t[-1] *= 3.0
@@ -91,9 +91,10 @@ def whatif_case() -> Any:
 
 def chart_rows_case() -> Any:
     import importlib
+
     import distsgd
     mod = importlib.import_module("distsgd.curves" if importlib.util.find_spec("distsgd.curves")
-                                  else "distsgd.sweeps")
+                                  else "distsgd.curves")
     delay = distsgd.parse_delay("pareto(xm=1, alpha=1.5)")
     rows = mod.runtime_vs_K(["sync", "k-sync", "async", "k-batch-async"], 8, delay, [1, 4, 8],
                             budget=2e6, seed=9)

@@ -6,7 +6,7 @@ correct rather than fast: one parameter-server process and m worker processes th
 through a store (the server's inbox), start signals, reply events and interrupts.  Every
 computation time is drawn on its own with ``delay.sample(rng)`` when the computation
 starts, which is the honest per-event cost of a discrete-event simulation.  It is used to
-check ``distsgd.montecarlo`` (tests/test_reference_models.py) and to measure the engine's
+check ``distsgd.montecarlo`` (tests/test_engines_simpy.py) and to measure the engine's
 speed-up (benchmarks/bench_runtime.py).
 
 Every model takes either a Delay — every mini-batch of every worker i.i.d. X ~ F, as in
@@ -16,7 +16,7 @@ static stragglers, groups, Markov slowdowns, trace replay …).  A Delay is wrap
 the numbers for a Delay are unchanged.  Wherever worker i starts a computation — including
 one that is later cancelled — the model calls ``jobs.next(i)`` once.  A job source is
 stateful: pass a fresh one to every run (the model's ``rng`` argument is then unused; the
-source draws from its own).  tests/test_cluster_reference.py checks the models on clusters.
+source draws from its own).  tests/test_clusters_reference.py checks the models on clusters.
 
 Versions are explicit: the server's ``version`` v is the number of updates applied so far,
 so the parameters are w_v; a worker records the version it read when it starts a

@@ -1,7 +1,7 @@
 """Sweeps (DESIGN §8, issue 13), in this process: the grid's points (ignored parameters collapsed,
 error rows), bad grids refused before anything is written, each row's numbers against the
 public API with the seed the test derives itself, the CLI's summary, and resume's refusals.
-The same grid on Dask and a killed-and-resumed sweep are in test_sweep_dask.py."""
+The same grid on Dask and a killed-and-resumed sweep are in test_sweeps_dask.py."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 import distsgd
 from distsgd import cli, limits
 from distsgd.error import Problem, bound_time_to_target, simulate_error, simulated_time_to_target
-from distsgd.sweeping import load_grid
+from distsgd.sweeps import load_grid
 
 RUNTIME_GRID = """
 seed = 7
@@ -157,7 +157,7 @@ def test_grid_size_caps(tmp_path, capsys):
 
 
 def test_an_unreachable_scheduler_exits_2_after_the_grid_is_checked(tmp_path, capsys, monkeypatch):
-    from distsgd.sweeping import run as sweep_run
+    from distsgd.sweeps import run as sweep_run
 
     monkeypatch.setattr(sweep_run, "CONNECT_SECONDS", 0.5)
     text = _grid_text(BAD_GRIDS["unknown key in grid"])  # a bad grid: named first, nothing tried

@@ -1,7 +1,7 @@
 """A sweep's results file: one Parquet row per point, one fixed schema, written atomically.
 
 Every file has the same columns whatever the grid (:data:`SCHEMA`): ``point`` (the index in the
-grid), every parameter of :data:`~distsgd.sweeping.grid.PARAMETERS` (null where a point does not
+grid), every parameter of :data:`~distsgd.sweeps.grid.PARAMETERS` (null where a point does not
 have it), ``cluster`` and ``label``, the runtime and error results, and ``error`` (null, or the
 message of what the library refused for that point).  The schema's metadata keeps the grid's
 fingerprint, so ``resume`` continues only a file of the same grid.

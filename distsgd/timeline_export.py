@@ -30,9 +30,9 @@ from typing import Any
 import numpy as np
 
 from .clusters import TraceCluster
+from .curves import to_csv
 from .montecarlo import Timeline
 from .params import Domain, ParameterError
-from .sweeps import to_csv
 
 __all__ = ["perfetto_trace", "timeline_csv", "worker_names", "trace_ids", "CATEGORIES", "TIME_UNIT_US"]
 
@@ -140,7 +140,7 @@ def perfetto_trace(timeline: Timeline, *, time_unit_us: float = 1e6, name: str =
 def timeline_csv(timeline: Timeline) -> str:
     """The timeline's intervals as CSV: :meth:`Timeline.rows` with ``worker`` counted from 1 (as
     on the page and in :func:`perfetto_trace`) and, after it, the trace's worker ``id`` where
-    :func:`trace_ids` has one; written by :func:`distsgd.sweeps.to_csv`."""
+    :func:`trace_ids` has one; written by :func:`distsgd.curves.to_csv`."""
     ids = trace_ids(timeline)
     rows = []
     for i, row in zip(timeline.worker.tolist(), timeline.rows(), strict=True):

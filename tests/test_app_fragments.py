@@ -20,7 +20,7 @@ PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timelin
 SIDEBAR = {"delay", "lam", "delta", "m", "K", "H", "schemes", "seed", "budget"}
 LOCAL_OUTER = {"comm_source", "D", "topology", "params_m", "gbps", "latency_ms"}
 #: core entry points of the local SGD page's charts outside its error chart
-LOCAL_OTHER_CHARTS = {"distsgd.sweeps.runtime_vs_H", "distsgd.sweeps.runtime_vs_m", "CommModel.time"}
+LOCAL_OTHER_CHARTS = {"distsgd.curves.runtime_vs_H", "distsgd.curves.runtime_vs_m", "CommModel.time"}
 
 #: (page, widget kind, key, new value, keys that must not be drawn again, core calls that must not happen)
 MOVES = [

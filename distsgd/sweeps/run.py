@@ -2,17 +2,17 @@
 
 The process of :func:`sweep` (and of ``python -m distsgd sweep``):
 
-1. **Grid.**  The file is read and checked (:func:`~distsgd.sweeping.grid.load_grid`), the point
+1. **Grid.**  The file is read and checked (:func:`~distsgd.sweeps.grid.load_grid`), the point
    count checked against the caps, the files it names read once, and every point built through
-   the library's validation (:func:`~distsgd.sweeping.compute.build`).  A point the library
+   the library's validation (:func:`~distsgd.sweeps.compute.build`).  A point the library
    refuses becomes a row with its ``error``; a grid none of whose points can be built is refused
    with the first point's message.  All this happens before any file is written or any work
    starts: a bad grid is a :class:`~distsgd.params.ParameterError` naming the key.
 2. **Output.**  With ``out``: an existing file is completed with ``resume`` (if it holds this
-   grid's sweep: :func:`~distsgd.sweeping.output.read_done`) and refused otherwise; the points
+   grid's sweep: :func:`~distsgd.sweeps.output.read_done`) and refused otherwise; the points
    it holds are not computed again.
 3. **Tasks.**  The remaining points are packed, in index order, into tasks of at least
-   :data:`TASK_SECONDS_MIN` of predicted work (:func:`~distsgd.sweeping.compute.point_cost`),
+   :data:`TASK_SECONDS_MIN` of predicted work (:func:`~distsgd.sweeps.compute.point_cost`),
    larger when there is much work (about :data:`TASKS_PER_WORKER` tasks per worker, at most
    :data:`TASK_SECONDS_MAX`) or many workers (:func:`task_target`: the scheduler's load), and
    submitted longest first.
@@ -25,7 +25,7 @@ The process of :func:`sweep` (and of ``python -m distsgd sweep``):
    trimming left at its default, :data:`WORKER_ENV`), on loopback, closed at the end.  The
    grid's files are scattered once to every worker; tasks are ``client.submit``-ted and their
    rows taken ``as_completed``.
-5. **Checkpoints.**  Finished rows are written (:func:`~distsgd.sweeping.output.write`, atomic)
+5. **Checkpoints.**  Finished rows are written (:func:`~distsgd.sweeps.output.write`, atomic)
    after a task whenever the time since the last write is at least :data:`CHECKPOINT_RATIO`
    times what that write took (so writing costs at most a few percent), and always at the end or
    when the run stops on an error or an interrupt.  A run killed outright loses the tasks after

@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from distsgd import make_scheme, parse_delay, plots, sweeps
+from distsgd import curves, make_scheme, parse_delay, plots
 from distsgd.examples import example_times
 from distsgd.montecarlo import simulate_timeline
 from distsgd.traces import trace_from_times
@@ -25,11 +25,11 @@ SCHEMES = ("sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async"
 
 
 def _runtime_rows() -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_K(SCHEMES, 8, EXP, (1, 2, 4, 8), 2, 0.0, 2e6, 1)
+    return curves.runtime_vs_K(SCHEMES, 8, EXP, (1, 2, 4, 8), 2, 0.0, 2e6, 1)
 
 
 def _m_rows() -> list[dict[str, Any]]:
-    return sweeps.runtime_vs_m(("sync", "async", "local-sgd"), (2, 4, 8), EXP, 2, 2, 0.1, 2e6, 1)
+    return curves.runtime_vs_m(("sync", "async", "local-sgd"), (2, 4, 8), EXP, 2, 2, 0.1, 2e6, 1)
 
 
 def _error_rows() -> list[dict[str, Any]]:

@@ -81,12 +81,12 @@ PAGE_ALWAYS = {
     "timeline": ("tl_scheme", "tl_iters"),
     "local_sgd": ("comm_source", "params_m", "gbps", "latency_ms", "eta", "L", "mu", "sigma2", "b", "f0", "dim",
                   "horizon"),
-    "tradeoffs": ("sweep", "sweep_scheme", "eps", "horizon", "eta", "L", "mu", "sigma2", "b", "f0", "dim", "gamma"),
+    "tradeoffs": ("axis", "axis_scheme", "eps", "horizon", "eta", "L", "mu", "sigma2", "b", "f0", "dim", "gamma"),
 }
 PAGE_IF = {  # page: [(key, condition key, condition value)]
     "error": [("C", "lr_rule", "adaptive"), ("p0", "p0_mode", "input")],
     "local_sgd": [("D", "comm_source", "slider"), ("topology", "comm_source", "network model")],
-    "tradeoffs": [("D", "sweep", "H"), ("D", "sweep_scheme", "local-sgd")],
+    "tradeoffs": [("D", "axis", "H"), ("D", "axis_scheme", "local-sgd")],
 }
 
 
@@ -242,7 +242,7 @@ def joint(draw: Callable) -> list[tuple[str, str]]:
         pairs += draw(st.lists(st.sampled_from([("H", "100"), ("replicas", "400"), ("horizon", "100000"),
                                                 ("K", "1000"), ("K", "999"), ("tl_iters", "30"), ("b", "4096"),
                                                 ("dim", "50"), ("seed", "2147483647"), ("lam", "100"),
-                                                ("budget", "accurate"), ("sweep", "m"), ("sweep", "H"),
+                                                ("budget", "accurate"), ("axis", "m"), ("axis", "H"),
                                                 ("rt_view", "m"), ("D", "1000")]), max_size=5, unique=True))
         return pairs
     if kind == "network":
@@ -605,7 +605,7 @@ def test_a_url_host_or_email_from_the_url_is_quoted_in_a_notice_that_links_nothi
 @pytest.mark.parametrize("page, query, key", [
     ("error", "eta=junk", "eta"),
     ("timeline", "tl_iters=junk", "tl_iters"),
-    ("tradeoffs", "sweep=junk", "sweep"),
+    ("tradeoffs", "axis=junk", "axis"),
     ("local_sgd", "D=junk", "D"),
     ("runtime", "rt_view=junk", "rt_view"),
 ])

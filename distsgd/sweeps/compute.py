@@ -1,13 +1,13 @@
 """One point of a sweep: its model built through the library's one validation, its results as
 one row, and what it is expected to cost (to pack points into tasks).
 
-A point is a dict of parameters (:data:`distsgd.sweeping.grid.PARAMETERS`, only those it has)
+A point is a dict of parameters (:data:`distsgd.sweeps.grid.PARAMETERS`, only those it has)
 and an index.  :func:`build` makes its cluster with :func:`~distsgd.clusters.make_cluster`, its
 scheme with :func:`~distsgd.schemes.make_scheme` and what its workers draw from with
 :func:`~distsgd.clusters.as_source`, as ``python -m distsgd runtime`` does with its flags; a
 :class:`~distsgd.params.ParameterError` there (K > m for k-sync, slow with a trace, …) is the
 row's ``error``.  :func:`compute_point` then runs what ``[compute]`` asks, with point i's stream
-(:func:`~distsgd.sweeping.grid.point_seed`) as the seed of both parts, as the CLI's ``runtime``
+(:func:`~distsgd.sweeps.grid.point_seed`) as the seed of both parts, as the CLI's ``runtime``
 and ``error`` share ``--seed``:
 
 * runtime — ``expected_runtime`` (``analytic_value``, null when its kind is ``infinite`` or
@@ -36,12 +36,12 @@ from typing import Any
 from .. import limits
 from ..analytic import expected_runtime
 from ..clusters import Cluster, as_source, make_cluster
+from ..curves import mean_time
 from ..delays import Delay
 from ..error import bound_time_to_target, simulate_error, simulated_time_to_target
 from ..montecarlo import iteration_cost, simulate_runtime, simulation_cost
 from ..params import ParameterError
 from ..schemes import Scheme, make_scheme
-from ..sweeps import mean_time
 from .grid import Context, ErrorSpec, point_seed
 
 __all__ = ["build", "compute_point", "compute_task", "point_cost", "ANALYTIC_COST", "SGD_COST"]

@@ -1,4 +1,4 @@
-"""The compiled SGD loops (distsgd/error/kernels.py) against the numpy reference loops of
+"""The compiled SGD loops (distsgd/error/sgd_kernels.py) against the numpy reference loops of
 distsgd/error/simulate.py: same trace and seed → same numbers, for every scheme and rule.
 
 Tolerance: 1e-12 relative.  The kernels sum over the K gradients and the d coordinates one by
@@ -139,7 +139,7 @@ def test_simulate_error_gives_the_same_curve_and_statistics_either_way(name, kw,
     """End to end, with several replica groups and noise blocks: the compiled path and the
     numpy reference give the same mean, band and staleness statistics for the same seed.
     (Not k-batch-sync: its compiled timing engine draws in event order, another stream of the
-    same law — tests/test_montecarlo.py checks the two in law.)"""
+    same law — tests/test_engines.py checks the two in law.)"""
     scheme = make_scheme(name, M, **kw)
     monkeypatch.setattr(limits, "SGD_GROUP_BYTES", 5_000)  # groups of one to three replicas
     monkeypatch.setattr(sim_mod, "NOISE_BLOCK_BYTES", 8 * 3 * PROB.dim * 11)

@@ -4,7 +4,7 @@ Each kernel is plain Python over numpy arrays, compiled by :func:`distsgd.jit.ke
 (``numba.njit(nogil=True, cache=True)``: a running kernel releases the GIL, DESIGN §11).
 No kernel draws a random number: the caller draws them in blocks with its own numpy Generator
 and passes them in, so a kernel and the pure-numpy reference path of its engine consume the
-same stream and give the same numbers for the same seed (``tests/test_engine_kernels.py``).
+same stream and give the same numbers for the same seed (``tests/test_engines_kernels.py``).
 
 Ties are broken by worker id everywhere: "the K earliest finishers" are the K smallest by
 (finish time, worker id), and they push in that order.

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from distsgd import cli
-from distsgd.sweeping import run as sweep_run
+from distsgd.sweeps import run as sweep_run
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -118,8 +118,8 @@ PAGE_MOVES = {
     "pages/local_sgd.py": [("slider", "D", 1.5), ("radio", "comm_source", "network model"),
                            ("selectbox", "topology", "parameter-server"), ("number_input", "params_m", 5.0),
                            ("number_input", "gbps", 1.0), ("number_input", "latency_ms", 1.0)],
-    "pages/tradeoffs.py": [("radio", "sweep", "m"), ("selectbox", "sweep_scheme", "k-sync"), ("radio", "sweep", "H"),
-                           ("radio", "sweep", "K"), ("number_input", "eps", 0.2), ("number_input", "horizon", 40.0)],
+    "pages/tradeoffs.py": [("radio", "axis", "m"), ("selectbox", "axis_scheme", "k-sync"), ("radio", "axis", "H"),
+                           ("radio", "axis", "K"), ("number_input", "eps", 0.2), ("number_input", "horizon", 40.0)],
 }
 
 
@@ -275,7 +275,7 @@ VIEWS = [
     ("pages/error.py", []), ("pages/delays.py", []),
     ("pages/timeline.py", []), ("pages/timeline.py", [("selectbox", "tl_scheme", "local-sgd")]),
     ("pages/local_sgd.py", []), ("pages/local_sgd.py", [("radio", "comm_source", "network model")]),
-    ("pages/tradeoffs.py", []), ("pages/tradeoffs.py", [("radio", "sweep", "H")]),
+    ("pages/tradeoffs.py", []), ("pages/tradeoffs.py", [("radio", "axis", "H")]),
 ]
 
 
@@ -298,8 +298,8 @@ def test_a_rerun_of_the_same_view_does_no_core_work(page, moves):
 
 
 EXTRA_MOVES = {
-    "pages/tradeoffs.py": [("radio", "sweep", "K"), ("selectbox", "sweep_scheme", "local-sgd"),
-                           ("selectbox", "sweep_scheme", "sync")],
+    "pages/tradeoffs.py": [("radio", "axis", "K"), ("selectbox", "axis_scheme", "local-sgd"),
+                           ("selectbox", "axis_scheme", "sync")],
     "pages/error.py": [("selectbox", "lr_rule", "constant"), ("radio", "p0_mode", "measured")],
 }
 

@@ -19,7 +19,7 @@ from scipy import integrate, stats
 from distsgd import make_scheme, parse_delay
 from tests.reference import cluster_jobs as cj
 from tests.reference import simpy_models as sm
-from tests.test_reference_models import assert_within, iid_ci
+from tests.test_engines_simpy import assert_within, iid_ci
 
 TOL = 4.0  # half-widths
 
@@ -244,7 +244,7 @@ def test_async_runtime_is_K_over_the_sum_of_rates(cluster, make, means, name, K)
     r = sm.simulate(make_scheme(name, m, None if name == "async" else K), make(20 + K), 30_000 // K)
     assert_within(r.mean_runtime(), truth, f"{name} on {cluster}")
     if name == "async":
-        # mean staleness m − 1 for any cluster (the counting identity of test_reference_models)
+        # mean staleness m − 1 for any cluster (the counting identity of test_engines_simpy)
         assert_within(r.mean_staleness(), m - 1, f"async staleness on {cluster}")
     # measured: async static 0.32265 ± 0.00225 (theory 0.32143), groups 0.32389 ± 0.00279
     # (0.32258); k-batch-async static 0.96149 ± 0.00792 (0.96429), groups 0.95931 ± 0.00907

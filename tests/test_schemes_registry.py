@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from distsgd import expected_runtime, make_scheme, parse_delay, plots, simulate_runtime, sweeps
+from distsgd import curves, expected_runtime, make_scheme, parse_delay, plots, simulate_runtime
 from distsgd.delays import Delay
 from distsgd.engines import timeline
 from distsgd.estimate import Estimate
@@ -58,7 +58,7 @@ def test_a_toy_scheme_gets_analytic_monte_carlo_and_a_chart(median_sync):
     assert mc.ci95[0] - 0.5 * mc.half_width <= exact <= mc.ci95[1] + 0.5 * mc.half_width
     tl = simulate_timeline(s, d, iterations=3, seed=1)
     assert len(tl.update_times) == 3 and (tl.outcome == "used").sum() == 3 * 4
-    rows = sweeps.runtime_rows([s], d, seed=1)
+    rows = curves.runtime_rows([s], d, seed=1)
     fig = plots.runtime_figure(rows, "m", "workers m", "toy")
     names = " ".join(t.name for t in fig.data)
     assert "analytic" in names and "Monte Carlo" in names

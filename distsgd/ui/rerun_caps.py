@@ -50,7 +50,7 @@ TIMELINE_WORKERS_MAX = lib.TIMELINE_MAX_M
 
 # -- Monte Carlo runtime: work per chart -----------------------------------------------------
 
-#: the sidebar's "Monte Carlo budget" choices (cost per chart), of sweeps.DEFAULT_BUDGET = 6e7
+#: the sidebar's "Monte Carlo budget" choices (cost per chart), of curves.DEFAULT_BUDGET = 6e7
 #: and limits.TIME_BUDGET = 6e10 (a minute): fast ≈ 15 ms for a class of 30 on one server,
 #: accurate ≈ 0.4 s for one person's closer look
 UI_BUDGETS = {"fast": 1.5e7, "balanced": 4e7, "accurate": 4e8}

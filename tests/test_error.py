@@ -283,7 +283,7 @@ def test_target_rows_pick_the_k_with_the_earliest_bound_time():
     ε ≤ F_K)."""
     import math as _m
 
-    from distsgd.sweeps import best_index, target_rows
+    from distsgd.curves import best_index, target_rows
     m, eps = 12, 0.03
     d = parse_delay("exp(rate=1)")
     schemes = [make_scheme("k-sync", m, K=k) for k in range(1, m + 1)]

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from apptest_support import navigation_only, open_app
-from test_app import PAGES, assert_clean, control, fresh, shown
+from test_app_pages import PAGES, assert_clean, control, fresh, shown
 
 STATIC = {"stragglers": "static", "slow": "2", "slowdown": "3", "m": "10", "K": "6"}
 MARKOV = {"stragglers": "markov", "slow_fraction": "0.2", "persistence": "0.9", "slowdown": "4", "m": "8", "K": "4",

@@ -1,4 +1,4 @@
-"""distsgd.export: a timeline as Chrome / Perfetto trace JSON and as CSV.
+"""distsgd.timeline_export: a timeline as Chrome / Perfetto trace JSON and as CSV.
 
 The expected events are built by hand from the :class:`Timeline` arrays (seconds × 10⁶ = µs) and
 compared with what :func:`perfetto_trace` writes, for a replayed bundled trace and for the other
@@ -18,9 +18,9 @@ import pytest
 
 from distsgd import make_cluster, make_scheme, parse_delay
 from distsgd.examples import example_trace
-from distsgd.export import CATEGORIES, perfetto_trace, timeline_csv, worker_names
 from distsgd.montecarlo import simulate_timeline
 from distsgd.params import ParameterError
+from distsgd.timeline_export import CATEGORIES, perfetto_trace, timeline_csv, worker_names
 
 
 def replayed(name="persistent-slow", K=6, mode="replay"):
