@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 
-from .analytic import expected_runtime
 from .clusters import Cluster, TraceCluster, as_source, make_cluster
 from .delays import Delay
 from .error import (
@@ -27,14 +26,11 @@ from .error import (
     LearningRate,
     ModelCurve,
     Problem,
-    bound_vs_time,
-    exact_error_vs_time,
-    simulate_error,
 )
 from .fit import Fit, fit_laws, fit_report
-from .montecarlo import simulate_runtime
 from .params import ParameterError
 from .random import SEED
+from .records import error_curve, runtime_point
 from .schemes import Scheme, make_scheme
 from .sweeps import run_sweep
 from .traces import THRESHOLD, Trace, load_trace
@@ -125,9 +121,9 @@ def _resolve_seed(seed: int | None) -> int:
 def _cluster(args: argparse.Namespace) -> Cluster:
     """The cluster the flags describe (one validation: :func:`distsgd.clusters.make_cluster`)."""
     if args.trace is None and args.workers is None and args.delay is None:
-        raise ParameterError("delay", "give --delay SPEC (or --workers, or --trace FILE)")
+        raise ParameterError("delay", "give_delay_cli")
     if args.trace is None and args.workers is None and args.m is None:
-        raise ParameterError("m", "give the number of workers --m")
+        raise ParameterError("m", "give_m_cli")
     return make_cluster(m=args.m, delay=args.delay, slow=args.slow, slowdown=args.slowdown,
                         slow_fraction=args.slow_fraction, persistence=args.persistence, workers=args.workers,
                         trace=args.trace, trace_mode=args.trace_mode, trace_columns=args.trace_columns)
@@ -167,23 +163,15 @@ def _trace_line(cluster: Cluster, prefix: str) -> list[str]:
 def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     scheme, delay, cluster = _model(args)
     seed = _resolve_seed(args.seed)
-    est = expected_runtime(scheme, delay)
-    mc = simulate_runtime(scheme, delay, args.iterations, seed=seed, keep_times=False)
-    d = scheme.as_dict()
-    out: dict[str, Any] = {
-        "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": _delay_text(cluster),
-        "cluster": _cluster_json(cluster),
-        "analytic": {"value": _finite(est.value), "kind": est.kind, "method": est.method},
-        "monte_carlo": {"mean": _finite(mc.mean), "ci95": [_finite(mc.ci95[0]), _finite(mc.ci95[1])],
-                        "iterations": mc.iterations, "seed": seed},
-    }
-    if "comm_delay" in d:
-        out["comm_delay"] = d["comm_delay"]
-    if mc.staleness_mean is not None:
-        out["monte_carlo"]["staleness_mean"] = mc.staleness_mean
-        out["monte_carlo"]["fresh_fraction"] = mc.fresh_fraction
-    if mc.note:
-        out["monte_carlo"]["note"] = mc.note
+    point = runtime_point(scheme, delay, args.iterations, seed)
+    est, mc = point.analytic, point.monte_carlo
+    assert mc is not None  # iterations ≥ 1 (checked by simulate_runtime's domain)
+    view = point.as_json()
+    out: dict[str, Any] = {**{k: view[k] for k in ("scheme", "m", "K", "H")}, "delay": _delay_text(cluster),
+                           "cluster": _cluster_json(cluster), "analytic": view["analytic"],
+                           "monte_carlo": {**view["monte_carlo"], "seed": seed}}
+    if "comm_delay" in view:
+        out["comm_delay"] = view["comm_delay"]
     analytic = ("—" if est.value is None else f"{est.value:.6g}") + f"  ({est.kind}: {est.method})"
     lines = [
         f"scheme       {scheme.label}",
@@ -228,38 +216,14 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     gamma = None if args.gamma is None else GAMMA.check(args.gamma, "gamma")
     p0 = None if args.p0 is None else P0.check(args.p0, "p0")
     seed = _resolve_seed(args.seed)
-    sim = simulate_error(scheme, delay, problem, args.time, args.points, args.replicas, seed,
-                         LearningRate(args.lr_rule, args.C))
-    if not scheme.fresh:
-        if gamma is None:
-            gamma = sim.gamma_measured
-        if p0 is None:
-            p0 = sim.fresh_fraction
-    bound = bound_vs_time(scheme, delay, problem, sim.time, gamma, p0, seed=seed)
-    exact = exact_error_vs_time(scheme, delay, problem, sim.time, seed=seed)
-
-    def lst(a: np.ndarray | None) -> list[Any] | None:
-        return None if a is None else [_finite(float(v)) for v in a]
-
+    curve = error_curve(scheme, delay, problem, args.time, args.points, args.replicas, seed,
+                        LearningRate(args.lr_rule, args.C), gamma, p0)
+    sim, bound, exact = curve.simulated, curve.bound, curve.model
+    assert bound is not None
     d = scheme.as_dict()
-    simulated: dict[str, Any] = {"mean": lst(sim.mean), "ci95_low": lst(sim.ci95_low),
-                                 "ci95_high": lst(sim.ci95_high), "replicas": sim.replicas}
-    if not scheme.fresh:
-        simulated["staleness_mean"] = sim.staleness_mean
-        simulated["fresh_fraction"] = sim.fresh_fraction
-        simulated["gamma_measured"] = _finite(sim.gamma_measured) if sim.gamma_measured is not None else None
-    out: dict[str, Any] = {
-        "scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"], "delay": _delay_text(cluster),
-        "cluster": _cluster_json(cluster), "time": lst(sim.time), "bound": lst(bound.values), "bound_kind": bound.kind,
-        "bound_note": bound.note or None,
-        "bound_params": {"gamma": gamma, "p0": p0, "floor": bound.floor,
-                         "runtime": _finite(bound.runtime.value) if bound.runtime and bound.runtime.value else None,
-                         "runtime_method": bound.runtime.method if bound.runtime else None},
-        "exact_model": None if exact is None else {
-            "mean": lst(exact.mean), "stderr": lst(exact.stderr), "paths": exact.paths,
-            "method": ModelCurve.METHOD},
-        "simulated": simulated, "seed": seed,
-    }
+    out: dict[str, Any] = {"scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"],
+                           "delay": _delay_text(cluster), "cluster": _cluster_json(cluster),
+                           **curve.as_json(), "seed": seed}
     idx = np.unique(np.linspace(0, sim.time.size - 1, min(11, sim.time.size)).astype(int))
     lines = [f"scheme {scheme.label}, {'delay ' + str(delay) if isinstance(delay, Delay) else cluster.label}, "
              f"η={problem.eta:g}, L={problem.L:g}, "

@@ -84,7 +84,7 @@ class CommModel:
 
     def __post_init__(self) -> None:
         if self.topology not in TOPOLOGIES:
-            raise ParameterError("topology", f"must be one of {', '.join(TOPOLOGIES)} (got {self.topology!r})")
+            raise ParameterError("topology", "one_of", choices=", ".join(TOPOLOGIES), value=self.topology)
         object.__setattr__(self, "params", PARAMS_D.check(self.params, "params"))
         object.__setattr__(self, "bandwidth", BANDWIDTH.check(self.bandwidth, "bandwidth"))
         object.__setattr__(self, "latency", LATENCY.check(self.latency, "latency"))

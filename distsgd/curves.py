@@ -26,17 +26,16 @@ from .error import (
     LearningRate,
     Problem,
     bound_time_to_target,
-    bound_vs_time,
-    exact_error_vs_time,
     simulate_error,
     simulated_time_to_target,
 )
 from .error.timing import runtime_for_time_axis
-from .estimate import VALUE_KINDS
-from .montecarlo import iteration_cost, simulate_runtime, simulation_cost
+from .estimate import VALUE_KINDS, Estimate
+from .montecarlo import simulate_runtime
 from .orderstats import order_statistic_mean
 from .params import ParameterError
 from .random import keyed
+from .records import MIN_ITERATIONS, error_curve, runtime_point, share_budget, target_columns
 from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
 
 #: what the sweeps' workers draw from (see the module's docstring)
@@ -47,7 +46,8 @@ __all__ = ["build", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
 DEFAULT_BUDGET = 6e7
-MIN_ITERATIONS = 300
+#: why a chart's point has no Monte Carlo value
+SKIPPED = "its shortest run exceeds this chart's Monte Carlo budget"
 
 
 def build(name: str, m: int, K: int | None = None, H: int | None = None, comm_delay: float = 0.0) -> Scheme:
@@ -55,7 +55,7 @@ def build(name: str, m: int, K: int | None = None, H: int | None = None, comm_de
     takes = scheme_parameters(name)
     kw: dict[str, Any] = {}
     if "K" in takes:
-        kw["K"] = min(K or 1, m) if name in ("k-sync", "k-async") else (K or 1)
+        kw["K"] = min(K or 1, m) if scheme_class(name).k_le_m else (K or 1)  # the scheme says K ≤ m
     if "H" in takes:
         kw["H"] = H or 1
         kw["comm_delay"] = comm_delay
@@ -94,39 +94,19 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Workers, budget: float = DEFA
     """Analytic and Monte Carlo E[T] per iteration for each scheme.
 
     ``budget`` bounds the Monte Carlo work of the whole call, ``max_iterations`` each point's
-    run and ``analytic_work`` each lattice computation (beyond it a bound); a point whose
-    simulation alone (its warm-up) exceeds its share of the budget is reported without a Monte
-    Carlo value (``mc_skipped``).
+    run and ``analytic_work`` each lattice computation (beyond it a bound).  The budget is shared
+    by :func:`~distsgd.records.share_budget`; a point whose shortest run exceeds its share is
+    reported without a Monte Carlo value (``mc_skipped``).  Each row is
+    :meth:`RuntimePoint.as_row <distsgd.records.RuntimePoint.as_row>`.
     """
     schemes = list(schemes)
-    # the cheapest points are simulated first; a point whose shortest run (its warm-up and
-    # MIN_ITERATIONS) no longer fits the budget is left without a Monte Carlo value
-    floor = [simulation_cost(s, MIN_ITERATIONS, at_m(delay, s.m)) for s in schemes]
-    chosen, spent = set(), 0.0
-    for i in sorted(range(len(schemes)), key=floor.__getitem__):
-        if simulate and spent + floor[i] <= budget:
-            chosen.add(i)
-            spent += floor[i]
-    spare = (budget - spent) / max(len(chosen), 1)
-    rows = []
-    for i, s in enumerate(schemes):
-        src = at_m(delay, s.m)
-        est = expected_runtime(s, src, work=analytic_work)
-        row: dict[str, Any] = {**s.as_dict(), "label": s.label, "grads_per_update": s.grads_per_update,
-                               "analytic": est.value,
-                               "kind": est.kind, "method": est.method,
-                               "analytic_std": est.std, "analytic_error": est.error}
-        if i in chosen:
-            it = min(max_iterations, MIN_ITERATIONS + int(spare / iteration_cost(s, src)))
-            # the point's own stream: the same point gets the same numbers in every chart
-            mc = simulate_runtime(s, src, it, seed=keyed(seed, "runtime", s.label), keep_times=False)
-            row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1],
-                       mc_iterations=mc.iterations, staleness_mean=mc.staleness_mean,
-                       fresh_fraction=mc.fresh_fraction)
-        elif simulate:
-            row["mc_skipped"] = "its shortest run exceeds this chart's Monte Carlo budget"
-        rows.append(row)
-    return rows
+    sources = [at_m(delay, s.m) for s in schemes]
+    runs = (share_budget(list(zip(schemes, sources, strict=True)), budget, max_iterations, MIN_ITERATIONS)
+            if simulate else [0] * len(schemes))
+    # each point's own stream: the same point gets the same numbers in every chart
+    return [runtime_point(s, src, n or None, keyed(seed, "runtime", s.label), analytic_work=analytic_work,
+                          skipped=SKIPPED if simulate else None).as_row()
+            for s, src, n in zip(schemes, sources, runs, strict=True)]
 
 
 def runtime_vs_K(names: Sequence[str], m: int, delay: Workers, Ks: Sequence[int], H: int = 1,
@@ -206,9 +186,11 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, time
                axis_cost: float = limits.AXIS_MC_COST) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Long-format rows (scheme, time, bound, exact, simulated mean and band) and a summary per
     scheme (bound kind and note, measured staleness, γ and p0 used; or ``skipped`` with the
-    reason when that scheme's run exceeds the caps).  The caps are for the whole chart, shared
-    equally by the schemes (updates: at least 200 each).  ``axis_cost``: the Monte Carlo of E[T]
-    where the analytic core has no value (:func:`~distsgd.error.timing.runtime_for_time_axis`)."""
+    reason when that scheme's run exceeds the caps, in English and as ``skipped_reason``: the
+    refusal's :meth:`~distsgd.params.ParameterError.as_dict`, which the dashboard translates).
+    The caps are for the whole chart, shared equally by the schemes (updates: at least 200 each).
+    ``axis_cost``: the Monte Carlo of E[T] where the analytic core has no value
+    (:func:`~distsgd.error.timing.runtime_for_time_axis`)."""
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
@@ -216,31 +198,16 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, time
         src = at_m(delay, s.m)
         try:
             axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T]: bound, model and sizing
-            sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label), lr,
-                                 max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
-                                 max_timing_cost=max_timing_cost / max(len(schemes), 1), runtime=axis)
+            curve = error_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0,
+                                sim_seed=keyed(seed, "sgd", s.label), runtime=axis, model_paths=200,
+                                model_seed=keyed(seed, "timing", s.label),
+                                max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
+                                max_timing_cost=max_timing_cost / max(len(schemes), 1))
         except ParameterError as exc:  # this scheme only: the others are still drawn
-            summary.append({"scheme": s.label, "skipped": str(exc)})
+            summary.append({"scheme": s.label, "skipped": str(exc), "skipped_reason": exc.as_dict()})
             continue
-        g = gamma if gamma is not None else sim.gamma_measured
-        p = p0 if p0 is not None else sim.fresh_fraction
-        bound = bound_vs_time(s, src, problem, sim.time, g, p, seed=seed, runtime=axis)
-        model = exact_error_vs_time(s, src, problem, sim.time, paths=200, seed=keyed(seed, "timing", s.label),
-                                    runtime=axis)
-        for j, t in enumerate(sim.time):
-            rows.append({"scheme": s.label, "time": float(t),
-                         "bound": None if bound.values is None else float(bound.values[j]),
-                         "model": None if model is None else float(model.mean[j]),
-                         "model_stderr": None if model is None else float(model.stderr[j]),
-                         "simulated_mean": float(sim.mean[j]), "simulated_low": float(sim.ci95_low[j]),
-                         "simulated_high": float(sim.ci95_high[j])})
-        summary.append({"scheme": s.label, "bound_kind": bound.kind, "bound_note": bound.note,
-                        "floor": bound.floor, "runtime": bound.runtime.value if bound.runtime else None,
-                        "runtime_kind": bound.runtime.kind if bound.runtime else None,
-                        "gamma": g, "p0": p, "staleness_mean": sim.staleness_mean,
-                        "fresh_fraction": sim.fresh_fraction, "replicas": sim.replicas,
-                        "staleness_counts": None if sim.staleness_counts is None else
-                        [int(c) for c in sim.staleness_counts]})
+        rows += curve.as_rows()
+        summary.append(curve.summary())
     return rows, summary
 
 
@@ -255,7 +222,7 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, eps
     out = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
     for s in schemes:
-        sim, skipped = None, ""
+        sim, skipped = None, None
         src = at_m(delay, s.m)
         axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T] for the bound and the sizing
         if replicas and time:
@@ -264,19 +231,23 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, eps
                                      max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
                                      max_timing_cost=max_timing_cost / max(len(schemes), 1), runtime=axis)
             except ParameterError as exc:  # too long a run for this request: the bound alone is shown
-                sim, skipped = None, str(exc)
+                sim, skipped = None, exc
         p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)
         b = bound_time_to_target(s, src, problem, eps, gamma, p, runtime=axis, seed=seed)
         row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
-               "bound_time": b.value, "bound_source": b.source}
-        if skipped:
-            row["simulated_skipped"] = skipped
+               **target_columns(b), **_axis_note(axis)}
+        if skipped is not None:  # why, in English and as its reason code and fields (translated by the UI)
+            row.update(simulated_skipped=str(skipped), simulated_skipped_reason=skipped.as_dict())
         if sim is not None:
-            st = simulated_time_to_target(sim, eps)
-            row.update(simulated_time=st.value, simulated_low=st.low, simulated_high=st.high,
-                       staleness_mean=sim.staleness_mean)
+            row.update(target_columns(simulated=simulated_time_to_target(sim, eps)), staleness_mean=sim.staleness_mean)
         out.append(row)
     return out
+
+
+def _axis_note(axis: Estimate) -> dict[str, Any]:
+    """The warnings of the Monte Carlo run the time axis's E[T] came from, as a chart row's
+    ``mc_note``/``mc_note_parts`` (none when E[T] is analytic)."""
+    return {"mc_note": "".join(map(str, axis.notes)), "mc_note_parts": axis.notes} if axis.notes else {}
 
 
 def best_index(rows: Sequence[dict[str, Any]], column: str) -> int | None:
@@ -287,12 +258,14 @@ def best_index(rows: Sequence[dict[str, Any]], column: str) -> int | None:
 
 
 def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    """CSV text of a list of dicts (union of keys, first-seen order)."""
+    """CSV text of a list of dicts (union of the keys with scalar values, first-seen order)."""
     if not rows:
         return ""
     keys: list[str] = []
     for r in rows:
         keys += [k for k in r if k not in keys]
+    # scalar columns only: a note's structured parts stay out (its text is a column of its own)
+    keys = [k for k in keys if all(isinstance(r.get(k), (str, int, float, type(None))) for r in rows)]
     buf = io.StringIO()
     w = csv.DictWriter(buf, fieldnames=keys, extrasaction="ignore")
     w.writeheader()

@@ -16,10 +16,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, get_args
 
 from .params import ParameterError
+from .reasons import Phrase
 
 __all__ = ["Kind", "KINDS", "VALUE_KINDS", "REL_TOL", "Estimate", "infinite", "unavailable", "numeric_kind"]
 
@@ -37,7 +38,8 @@ class Estimate:
 
     ``value`` is None exactly when ``kind`` is ``infinite`` or ``unavailable``.  ``std`` is the
     standard deviation of the per-iteration runtime where it is cheap (order-statistic
-    schemes), else None; ``error`` is the estimated absolute error of numerical results.
+    schemes), else None; ``error`` is the estimated absolute error of numerical results;
+    ``notes`` the warnings of a Monte Carlo run an approximation came from.
     """
 
     value: float | None
@@ -45,6 +47,8 @@ class Estimate:
     method: str
     std: float | None = None
     error: float | None = None
+    #: warnings about the value (an approximation from a Monte Carlo run whose variance is infinite)
+    notes: tuple[Phrase, ...] = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("value", "std", "error"):  # plain floats (JSON-friendly), not numpy scalars
@@ -52,9 +56,9 @@ class Estimate:
             if v is not None:
                 object.__setattr__(self, name, float(v))
         if self.kind not in KINDS:
-            raise ParameterError("kind", f"must be one of {', '.join(KINDS)} (got {self.kind!r})")
+            raise ParameterError("kind", "one_of", choices=", ".join(KINDS), value=self.kind)
         if (self.value is None) != (self.kind in ("infinite", "unavailable")):
-            raise ParameterError("value", f"must be None exactly for infinite/unavailable (kind {self.kind!r})")
+            raise ParameterError("value", "value_none_iff", kind=self.kind)
 
     def scaled(self, factor: float, offset: float = 0.0, method: str | None = None) -> Estimate:
         """``factor·value + offset`` with std and error scaled alike (for per-step runtimes).
@@ -66,11 +70,11 @@ class Estimate:
             return Estimate(None, self.kind, method or self.method)
         return Estimate(self.value * factor + offset, self.kind, method or self.method,
                         None if self.std is None else self.std * abs(factor),
-                        None if self.error is None else self.error * abs(factor))
+                        None if self.error is None else self.error * abs(factor), self.notes)
 
     def renamed(self, method: str) -> Estimate:
         """The same estimate with another ``method`` text."""
-        return Estimate(self.value, self.kind, method, self.std, self.error)
+        return Estimate(self.value, self.kind, method, self.std, self.error, self.notes)
 
 
 def infinite(method: str) -> Estimate:

@@ -147,7 +147,7 @@ EXAMPLES: dict[str, Example] = {e.name: e for e in (
 
 def _example(name: str) -> Example:
     if name not in EXAMPLES:
-        raise ParameterError("example", f"one of {', '.join(EXAMPLES)} (got {name!r})")
+        raise ParameterError("example", "one_of_bare", choices=", ".join(EXAMPLES), value=name)
     return EXAMPLES[name]
 
 

@@ -56,6 +56,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from . import limits
+from .delays import FAMILIES as _REGISTRY
 from .delays import Delay, TruncatedNormal, parse_delay
 from .params import ParameterError, shortest
 from .random import generator
@@ -63,8 +64,9 @@ from .traces import THRESHOLD, Trace
 
 __all__ = ["Fit", "Fits", "fit_laws", "fit_report", "FAMILIES", "DIGITS", "SUBSAMPLE", "SUBSAMPLE_SEED"]
 
-#: the parametric families of DESIGN §2, in the order they are tried (a tie in AIC keeps it)
-FAMILIES = ("exp", "shifted-exp", "pareto", "lognormal", "normal", "weibull", "uniform")
+#: the parametric families of DESIGN §2 (the registry's families with parameters, in its order): a
+#: tie in AIC keeps this order; ``_VARIANTS`` below holds the fitter of each
+FAMILIES: tuple[str, ...] = tuple(name for name, cls in _REGISTRY.items() if cls.PARAMS)
 #: significant digits of each parameter in the spec
 DIGITS = 6
 #: above this many times, a fit scipy does with a generic optimiser (weibull) runs on a subsample
@@ -308,11 +310,11 @@ def _data(times: Any) -> _Data:
     try:
         x = np.array(times, dtype=float).ravel()
     except (TypeError, ValueError, OverflowError):
-        raise ParameterError("times", f"expected an array of times (got {type(times).__name__})") from None
+        raise ParameterError("times", "expected_times", type=type(times).__name__) from None
     if x.size > limits.EMPIRICAL_MAX_VALUES:
-        raise ParameterError("times", f"{x.size} times: over the cap of {limits.EMPIRICAL_MAX_VALUES}")
+        raise ParameterError("times", "times_cap", count=x.size, cap=limits.EMPIRICAL_MAX_VALUES)
     if x.size and not (np.all(np.isfinite(x)) and x.min() > 0):
-        raise ParameterError("times", "every time must be a finite number > 0")
+        raise ParameterError("times", "times_positive")
     xs = np.sort(x)
     sub = x if x.size <= SUBSAMPLE else generator(SUBSAMPLE_SEED).choice(x, SUBSAMPLE, replace=False)
     spread = float(np.median(xs) - xs[0]) if x.size else 0.0

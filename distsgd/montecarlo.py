@@ -38,6 +38,7 @@ from .engines.renewal import UpdateTrace
 from .engines.timeline import Intervals
 from .orderstats import sample_order_statistic
 from .params import Domain, ParameterError
+from .reasons import Phrase
 from .schemes import Scheme, check_scheme
 
 __all__ = [
@@ -71,8 +72,8 @@ class RuntimeSample:
     ``ci95`` is a 95% confidence interval for the mean: the i.i.d. t-interval for schemes
     whose iterations are independent, batch means over independent replicas (post warm-up)
     for the renewal schemes; its lower end is clipped at 0 (a runtime is never negative).
-    ``times`` holds the per-iteration runtimes that were used.  ``note`` warns when the
-    simulated statistic's mean or variance is infinite (heavy tails).
+    ``times`` holds the per-iteration runtimes that were used.  ``note_parts`` (``note``: their English text) warn when
+    the simulated statistic's mean or variance is infinite (heavy tails).
     """
 
     mean: float
@@ -84,7 +85,12 @@ class RuntimeSample:
     std: float | None = None
     staleness_mean: float | None = None
     fresh_fraction: float | None = None
-    note: str = ""
+    note_parts: tuple[Phrase, ...] = ()
+
+    @property
+    def note(self) -> str:
+        """The warnings of :attr:`note_parts` as one English text ('' when there is none)."""
+        return "".join(map(str, self.note_parts))
 
     @property
     def half_width(self) -> float:
@@ -124,26 +130,22 @@ def simulate_updates(scheme: Scheme, delay: Delay | Cluster, updates: int, repli
     cap = limits.MAX_TRACE_VALUES
     if R * n * per_update > cap:
         if n * per_update > cap:
-            raise ParameterError("updates", f"a trace of {scheme.label} holds at most {cap} gradients "
-                                 f"(replicas × updates × K); at most {max(1, cap // per_update)} updates "
-                                 "fit in one run (shorten the run)")
-        raise ParameterError("replicas", f"a trace of {scheme.label} holds at most {cap} gradients "
-                             f"(replicas × updates × K); with {n} updates at most {cap // (n * per_update)} "
-                             "replicas fit")
+            raise ParameterError("updates", "gradient_trace_updates", scheme=scheme.label, cap=cap,
+                                 fit=max(1, cap // per_update))
+        raise ParameterError("replicas", "gradient_trace_replicas", scheme=scheme.label, cap=cap, updates=n,
+                             fit=cap // (n * per_update))
     unit = scheme.cluster_cost(source, R) if isinstance(source, Cluster) else scheme.iteration_cost(source, R)
     cost = unit * R * n
     if cost > budget:
         if unit * n > budget:
             fit = int(budget // unit)
             if fit < 1:
-                raise ParameterError(scheme.costly_parameter(), f"one update of {scheme.label} costs about "
-                                     f"{unit / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound")
-            raise ParameterError("updates", f"{n} updates of {scheme.label} would take about "
-                                 f"{unit * n / 1e9:.3g} s per run, over the {budget / 1e9:.3g} s bound; "
-                                 f"at most {fit} fit")
-        raise ParameterError("replicas", f"{R} runs of {n} updates of {scheme.label} would take about "
-                             f"{cost / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most "
-                             f"{int(budget // (unit * n))} replicas fit")
+                raise ParameterError(scheme.costly_parameter(), "update_too_costly", scheme=scheme.label,
+                                     seconds=unit / 1e9, budget=budget / 1e9)
+            raise ParameterError("updates", "updates_too_costly", updates=n, scheme=scheme.label,
+                                 seconds=unit * n / 1e9, budget=budget / 1e9, fit=fit)
+        raise ParameterError("replicas", "replicas_too_costly", replicas=R, updates=n, scheme=scheme.label,
+                             seconds=cost / 1e9, budget=budget / 1e9, fit=int(budget // (unit * n)))
     rng = _random.generator(seed)
     if scheme.renewal:
         return scheme.update_trace(source, R, n, rng, True)
@@ -165,7 +167,7 @@ def _iid_times(scheme: Scheme, delay: Delay, n: int, rng: np.random.Generator) -
     return out
 
 
-def _heavy_note(scheme: Scheme, delay: Delay) -> str:
+def _heavy_note(scheme: Scheme, delay: Delay) -> tuple[Phrase, ...]:
     """A warning when the simulated statistic's mean or variance is infinite.
 
     With a tail P(X > x) ~ x^{-α}, the statistic's p-th moment is finite iff
@@ -173,30 +175,21 @@ def _heavy_note(scheme: Scheme, delay: Delay) -> str:
     infinite mean, but k-sync with m = 10, K = 8 waits for the 8th of 10 jobs, and
     E[X_{8:10}] is finite (3·0.8 > 2: so is its variance)."""
     alpha = delay.tail_index
-    short = ""
+    short: tuple[Phrase, ...] = ()
     if scheme.renewal and warmup(delay)[1]:
-        short = (f"; the run starts with every worker on a fresh job, and a law this variable needs more "
-                 f"than the {limits.WARMUP_MAX_PUSHES_PER_WORKER} warm-up pushes per worker to forget it, so "
-                 "the simulated runtime and staleness may be biased (the long-run mean staleness is "
-                 + scheme.staleness_formula + ")")
+        short = (Phrase("mc_short_warmup", pushes=limits.WARMUP_MAX_PUSHES_PER_WORKER,
+                         staleness=scheme.staleness_formula),)
+    variable = (Phrase("mc_variable", cv2=f"{cv2(delay):.3g}"),) + short if short else ()
     if not math.isfinite(alpha):
-        if short:
-            return f"the delay law is very variable (Var[X]/E[X]² = {cv2(delay):.3g})" + short
-        return ""
+        return variable
     j = scheme.tail_jobs
-    power = f"tail index α = {alpha:g}" + (f", {j} jobs must all be long: {j}·α = {j * alpha:g}" if j > 1 else "")
+    power = (Phrase("mc_power_jobs", alpha=f"{alpha:g}", jobs=j, product=f"{j * alpha:g}") if j > 1
+             else Phrase("mc_power", alpha=f"{alpha:g}"))
     if j * alpha <= 1:
-        what = "E[X] is infinite, and so is the long-run time per update" if scheme.renewal \
-            else "E[T] is infinite"
-        return (f"{what} ({power} ≤ 1): the simulated mean does not converge and the interval is "
-                "meaningless")
+        return (Phrase("mc_mean_infinite_renewal" if scheme.renewal else "mc_mean_infinite", power=power),)
     if j * alpha <= 2:
-        law = "Var[X]" if scheme.renewal else "Var[T]"
-        return (f"{law} is infinite ({power} ≤ 2): the simulated mean converges slowly and the "
-                "confidence interval is unreliable (heavy tail)" + short)
-    if short:
-        return f"the delay law is very variable (Var[X]/E[X]² = {cv2(delay):.3g})" + short
-    return ""
+        return (Phrase("mc_variance_infinite", law="Var[X]" if scheme.renewal else "Var[T]", power=power),) + short
+    return variable
 
 
 def _layout(scheme: Scheme, iterations: int, delay: Delay | None = None) -> tuple[int, int, int, int]:
@@ -246,9 +239,8 @@ def _check_cost(scheme: Scheme, iterations: int, delay: Delay, budget: float) ->
     floor = simulation_cost(scheme, lo, delay)
     if floor > budget:
         param = scheme.costly_parameter()
-        raise ParameterError(param, f"{scheme.label} is too big to simulate: even {lo} iterations would "
-                             f"take about {floor / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound "
-                             f"({scheme.cost_advice(param)})")
+        raise ParameterError(param, "scheme_too_big", scheme=scheme.label, iterations=lo, seconds=floor / 1e9,
+                             budget=budget / 1e9, advice=scheme.cost_advice(param))
     hi = iterations  # cost(lo) ≤ budget < cost(hi): the most iterations that fit
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -256,8 +248,8 @@ def _check_cost(scheme: Scheme, iterations: int, delay: Delay, budget: float) ->
             lo = mid
         else:
             hi = mid
-    raise ParameterError("iterations", f"{iterations} iterations of {scheme.label} would take about "
-                         f"{cost / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most {lo} fit")
+    raise ParameterError("iterations", "iterations_too_costly", iterations=iterations, scheme=scheme.label,
+                         seconds=cost / 1e9, budget=budget / 1e9, fit=lo)
 
 
 def simulate_runtime(scheme: Scheme, delay: Delay | Cluster, iterations: int = 100_000,
@@ -314,7 +306,7 @@ def simulate_runtime(scheme: Scheme, delay: Delay | Cluster, iterations: int = 1
     method = scheme.mc_method(delay)
     return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=iterations,
                          seed=seed_out, method=method, times=times, std=std,
-                         staleness_mean=None, fresh_fraction=None, note=note)
+                         staleness_mean=None, fresh_fraction=None, note_parts=note)
 
 
 def _source(scheme: Scheme, delay: object) -> Delay | Cluster:
@@ -330,14 +322,14 @@ def _t_interval(x: np.ndarray) -> tuple[float, float, float]:
     return mean, std, t95(x.size - 1) * std / math.sqrt(x.size)
 
 
-def _cluster_note(scheme: Scheme, cluster: Cluster) -> str:
+def _cluster_note(scheme: Scheme, cluster: Cluster) -> tuple[Phrase, ...]:
     """:func:`_heavy_note` when every worker's law has the same tail (static stragglers and
     Markov slowdowns scale X; equal groups): the i.i.d. reasoning on which moments are
     infinite holds.  Workers with different tails are not judged (a renewal scheme's long-run
     rate survives one worker with E[X_i] = ∞, a k-sync iteration may too)."""
     laws = cluster_engine.laws(cluster)
     if len({law.tail_index for law in laws}) != 1:
-        return ""
+        return ()
     return _heavy_note(scheme, max(laws, key=cv2))
 
 
@@ -357,13 +349,11 @@ def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed_ou
         floor = unit * R * (w + B * 4)
         if floor > budget or R * n > 4 * iterations:
             param = scheme.costly_parameter()
-            raise ParameterError(param, f"{scheme.label} on this cluster is too big to simulate: even the "
-                                 f"shortest run would take about {max(floor, cost) / 1e9:.3g} s, over the "
-                                 f"{budget / 1e9:.3g} s bound ({scheme.cost_advice(param)})")
+            raise ParameterError(param, "cluster_too_big", scheme=scheme.label, seconds=max(floor, cost) / 1e9,
+                                 budget=budget / 1e9, advice=scheme.cost_advice(param))
         fit = max(limits.MIN_ITERATIONS, int(iterations * (budget - unit * R * w) / (cost - unit * R * w)))
-        raise ParameterError("iterations", f"{iterations} iterations of {scheme.label} on this cluster would "
-                             f"take about {cost / 1e9:.3g} s, over the {budget / 1e9:.3g} s bound; at most "
-                             f"about {fit} fit")
+        raise ParameterError("iterations", "cluster_iterations_too_costly", iterations=iterations,
+                             scheme=scheme.label, seconds=cost / 1e9, budget=budget / 1e9, fit=fit)
     rng = _random.generator(seed)
     note = _cluster_note(scheme, cluster)
     if scheme.renewal:
@@ -381,11 +371,11 @@ def _simulate_cluster(scheme: Scheme, cluster: Cluster, iterations: int, seed_ou
         method = (f"{cluster.kind} cluster: {runs} × {n} iterations, 95% CI from {R * B} batch means "
                   "(the iterations of a run are correlated)")
     return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=x.size, seed=seed_out,
-                         method=method, times=x[:MAX_KEPT_TIMES] if keep_times else None, std=std, note=note)
+                         method=method, times=x[:MAX_KEPT_TIMES] if keep_times else None, std=std, note_parts=note)
 
 
 def _simulate_renewal(scheme: Scheme, source: Delay | Cluster, shape: tuple[int, int, int, int], seed: int | None,
-                      rng: np.random.Generator, keep_times: bool, note: str) -> RuntimeSample:
+                      rng: np.random.Generator, keep_times: bool, note: tuple[Phrase, ...]) -> RuntimeSample:
     R, w, n, B = shape
     K = scheme.grads_per_update
     acc, what = scheme.batch_means(source, R, w, n, B, rng, keep_times)
@@ -404,7 +394,7 @@ def _simulate_renewal(scheme: Scheme, source: Delay | Cluster, shape: tuple[int,
     return RuntimeSample(mean=mean, ci95=(max(mean - hw, 0.0), mean + hw), iterations=N, seed=seed,
                          method=method, times=np.concatenate(kept)[:MAX_KEPT_TIMES] if kept else None,
                          std=std, staleness_mean=sum(a.stale for a in acc) / (N * K),
-                         fresh_fraction=sum(a.fresh for a in acc) / (N * K), note=note)
+                         fresh_fraction=sum(a.fresh for a in acc) / (N * K), note_parts=note)
 
 
 @dataclass(eq=False)
@@ -457,16 +447,16 @@ def simulate_timeline(scheme: Scheme, delay: Delay | Cluster, iterations: int = 
     source = _source(scheme, delay)
     iterations = Domain("iterations", 1, TIMELINE_MAX_ITERATIONS, integer=True).check(iterations)
     if scheme.m > TIMELINE_MAX_M:
-        raise ParameterError("m", f"the timeline draws at most {TIMELINE_MAX_M} workers (got {scheme.m})")
+        raise ParameterError("m", "timeline_workers", cap=TIMELINE_MAX_M, m=scheme.m)
     _check_seed(seed)
     jobs = scheme.timeline_jobs(iterations)
     if jobs > scheme.timeline_cap:
         cap, fit = scheme.timeline_cap, timeline_max_iterations(scheme)
         if fit < 1:
-            raise ParameterError(scheme.timeline_parameter, f"the timeline draws at most {cap} jobs; one iteration of "
-                                 f"{scheme.label} already needs about {scheme.timeline_jobs(1)}")
-        raise ParameterError("iterations", f"the timeline draws at most {cap} jobs; {iterations} iterations "
-                             f"of {scheme.label} need about {jobs}: at most {fit} iterations fit")
+            raise ParameterError(scheme.timeline_parameter, "timeline_one_iteration", cap=cap, scheme=scheme.label,
+                                 jobs=scheme.timeline_jobs(1))
+        raise ParameterError("iterations", "timeline_iterations", cap=cap, iterations=iterations,
+                             scheme=scheme.label, jobs=jobs, fit=fit)
     out = Intervals()
     updates = scheme.timeline(source, iterations, _random.generator(seed), out)
     return Timeline(scheme=scheme, delay=source, slow=np.array(out.slow, dtype=bool),

@@ -10,23 +10,77 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, cast, overload
 
-__all__ = ["ParameterError", "Domain", "shortest", "ceil_div"]
+from .reasons import Phrase, english
+
+__all__ = ["ParameterError", "Domain", "shortest", "ceil_div", "jsonable", "from_jsonable"]
 
 
 class ParameterError(ValueError):
-    """A bad input value. ``parameter`` names it; the message says the allowed range."""
+    """A bad input value: ``parameter`` names it, ``reason`` is a code of
+    :data:`distsgd.reasons.REASONS` and ``fields`` fill its template (a field may be a
+    :class:`~distsgd.reasons.Phrase` or a nested ParameterError).  ``detail`` is the English the
+    template makes, ``str(exc)`` is ``"parameter: detail"``; the dashboard translates from the
+    code and fields (:func:`distsgd.ui.controls.explain`).
 
-    def __init__(self, parameter: str, message: str) -> None:
+    >>> exc = ParameterError("m", "timeline_workers", cap=64, m=100)
+    >>> str(exc), exc.reason, exc.fields
+    ('m: the timeline draws at most 64 workers (got 100)', 'timeline_workers', {'cap': 64, 'm': 100})
+    """
+
+    def __init__(self, parameter: str, reason: str, /, **fields: Any) -> None:
         self.parameter = parameter
-        self.detail = message
-        super().__init__(f"{parameter}: {message}")
+        self.reason = reason
+        self.fields = fields
+        self.detail = english(reason, **fields)
+        super().__init__(f"{parameter}: {self.detail}")
 
-    def __reduce__(self) -> tuple[type, tuple[str, str]]:
-        # pickled as its two arguments (it crosses from a dashboard worker process: ui/workers.py)
-        return (type(self), (self.parameter, self.detail))
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled as its parts (it crosses from a dashboard worker process: ui/workers.py)
+        return (_rebuild, (type(self), self.parameter, self.reason, self.fields))
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"parameter", "reason", "fields"}`` as JSON can hold it (:func:`jsonable`),
+        e.g. for a chart row saying why a scheme was not simulated."""
+        out: dict[str, Any] = jsonable(self)
+        return out
+
+
+def _rebuild(cls: type[ParameterError], parameter: str, reason: str, fields: dict[str, Any]) -> ParameterError:
+    return cls(parameter, reason, **fields)
+
+
+def jsonable(value: Any) -> Any:
+    """A refusal's field as JSON can hold it (a chart row carries a refusal so): a Phrase as
+    ``{"reason", "fields"}``, a ParameterError as ``{"parameter", "reason", "fields"}``
+    (recursively), a tuple as a list, a numpy scalar as a Python number; :func:`from_jsonable`
+    reverses it."""
+    if isinstance(value, ParameterError):
+        return {"parameter": value.parameter, "reason": value.reason, "fields": jsonable(value.fields)}
+    if isinstance(value, Phrase):
+        return {"reason": value.code, "fields": jsonable(value.fields)}
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    item = getattr(value, "item", None)  # a numpy scalar
+    return item() if callable(item) else str(value)
+
+
+def from_jsonable(value: Any) -> Any:
+    """The inverse of :func:`jsonable`: ``{"parameter", "reason", "fields"}`` a ParameterError,
+    ``{"reason", "fields"}`` a Phrase, anything else as it is (fields rebuilt recursively)."""
+    if isinstance(value, Mapping) and set(value) in ({"reason", "fields"}, {"parameter", "reason", "fields"}):
+        fields = {k: from_jsonable(v) for k, v in value["fields"].items()}
+        if "parameter" in value:
+            return ParameterError(value["parameter"], value["reason"], **fields)
+        return Phrase(value["reason"], **fields)
+    return value
 
 
 def shortest(x: float) -> str:
@@ -102,17 +156,22 @@ class Domain(Generic[N]):
 
     def describe(self) -> str:
         """The allowed range in words, e.g. ``a number > 0`` or ``an integer in [1, 100000]``."""
-        kind = "an integer" if self.integer else "a number"
+        return str(self.phrase())
+
+    def phrase(self) -> Phrase:
+        """:meth:`describe` as a :class:`~distsgd.reasons.Phrase` (its code and numbers), which the
+        dashboard shows in the reader's language."""
+        kind = "integer" if self.integer else "number"
         lo, hi = self.low, self.high
         if math.isinf(lo) and math.isinf(hi):
-            return kind
+            return Phrase("an_integer" if self.integer else "a_number")
         if math.isinf(hi):
-            return f"{kind} {'>' if self.low_open else '≥'} {_fmt(lo)}"
+            return Phrase(f"{kind}_{'gt' if self.low_open else 'ge'}", bound=_fmt(lo))
         if math.isinf(lo):
-            return f"{kind} {'<' if self.high_open else '≤'} {_fmt(hi)}"
+            return Phrase(f"{kind}_{'lt' if self.high_open else 'le'}", bound=_fmt(hi))
         left = "(" if self.low_open else "["
         right = ")" if self.high_open else "]"
-        return f"{kind} in {left}{_fmt(lo)}, {_fmt(hi)}{right}"
+        return Phrase(f"{kind}_in", interval=f"{left}{_fmt(lo)}, {_fmt(hi)}{right}")
 
     def contains(self, value: float | int) -> bool:
         """True when ``value`` lies in the domain (ints are compared as ints: exactly)."""
@@ -128,7 +187,7 @@ class Domain(Generic[N]):
         shown = _fmt(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else repr(value)
         if isinstance(value, str):
             shown = repr(value if len(value) <= 40 else value[:40] + "…")
-        return ParameterError(label, f"must be {self.describe()} (got {shown})")
+        return ParameterError(label, "out_of_domain", range=self.phrase(), value=shown)
 
     def check(self, value: object, name: str | None = None) -> N:
         """Return ``value`` as float (or int) if it lies in the domain, else raise ParameterError.
@@ -155,13 +214,13 @@ class Domain(Generic[N]):
         """
         label = name or self.name
         if isinstance(value, bool) or value is None:
-            raise ParameterError(label, f"must be {self.describe()} (got {value!r})")
+            raise ParameterError(label, "out_of_domain", range=self.phrase(), value=repr(value))
         if isinstance(value, str):
             value = self._parse(value, label)
         if isinstance(value, numbers.Integral):
             return cast(N, self._check_int(int(value), label))
         if not isinstance(value, numbers.Real):
-            raise ParameterError(label, f"must be {self.describe()} (got {type(value).__name__})")
+            raise ParameterError(label, "out_of_domain", range=self.phrase(), value=type(value).__name__)
         return cast(N, self._check_real(value, label))
 
     def _parse(self, value: str, label: str) -> int | float:
@@ -195,8 +254,7 @@ class Domain(Generic[N]):
             if not math.isfinite(x) or not x.is_integer():
                 raise self._bad(label, value)
             if abs(x) > 2.0**53:
-                raise ParameterError(label, f"must be {self.describe()}, given exactly: {x!r} is a float, "
-                                            "and floats above 2**53 are not exact integers (pass an int)")
+                raise ParameterError(label, "float_not_exact", range=self.phrase(), value=repr(x))
             return self._check_int(int(x), label)
         if math.isnan(x) or not self.contains(x):
             raise self._bad(label, x)
@@ -226,9 +284,9 @@ class Domain(Generic[N]):
         try:
             x = float(value)
         except (TypeError, ValueError, OverflowError):
-            raise ParameterError(self.name, f"cannot clamp {value!r}: not a number") from None
+            raise ParameterError(self.name, "cannot_clamp", value=repr(value)) from None
         if math.isnan(x):
-            raise ParameterError(self.name, "cannot clamp NaN")
+            raise ParameterError(self.name, "cannot_clamp_nan")
         x = min(max(x, self.low), self.high)
         if self.integer:
             n = int(round(x))

@@ -412,7 +412,8 @@ def target_figure(rows: Sequence[dict[str, Any]], x_title: str, best_bound: int 
                   best_sim: int | None, eps: float, refs: Sequence[dict[str, Any]] = ()) -> go.Figure:
     """Time to reach ε against the swept parameter (log time axis), the best choice marked, and
     reference schemes (e.g. sync, async) as horizontal lines."""
-    never = [r["x"] for r in rows if r["bound_time"] is not None and math.isinf(r["bound_time"])]
+    never = [r["x"] for r in rows
+             if r["bound_time_to_target"] is not None and math.isinf(r["bound_time_to_target"])]
     sub = f" — bound never gets there at {x_title} = {', '.join(map(str, never[:8]))}" if never else ""
     data: list[Any] = []
     layout = _layout(f"Time to reach ε = {eps:g}{sub}", x_title, "wall-clock time to ε (time units, log scale)",
@@ -422,25 +423,25 @@ def target_figure(rows: Sequence[dict[str, Any]], x_title: str, best_bound: int 
     def finite(v: Any) -> float | None:
         return v if v is not None and math.isfinite(v) and v > 0 else None
 
-    data.append(_go(go.Scatter, x=xs, y=_arr([finite(r["bound_time"]) for r in rows]), mode="lines+markers",
-                             name="bound: time to ε", line=dict(color="#1f77b4", dash="dash")))
-    if any("simulated_time" in r for r in rows):
-        y = _arr([finite(r.get("simulated_time")) for r in rows])
-        hi = _arr([finite(r.get("simulated_high")) for r in rows])
-        lo = _arr([finite(r.get("simulated_low")) for r in rows])
+    data.append(_go(go.Scatter, x=xs, y=_arr([finite(r["bound_time_to_target"]) for r in rows]),
+                    mode="lines+markers", name="bound: time to ε", line=dict(color="#1f77b4", dash="dash")))
+    if any("time_to_target" in r for r in rows):
+        y = _arr([finite(r.get("time_to_target")) for r in rows])
+        hi = _arr([finite(r.get("time_to_target_high")) for r in rows])
+        lo = _arr([finite(r.get("time_to_target_low")) for r in rows])
         data.append(_go(go.Scatter, x=xs, y=y, mode="lines+markers", name="simulated: time to ε (95% band)",
                                  line=dict(color="#d62728"),
                                  error_y=dict(type="data", symmetric=False, array=np.nan_to_num(hi - y),
                                               arrayminus=np.nan_to_num(y - lo))))
-    for idx, name, col, key in ((best_bound, "best (bound)", "#1f77b4", "bound_time"),
-                                (best_sim, "best (simulated)", "#d62728", "simulated_time")):
+    for idx, name, col, key in ((best_bound, "best (bound)", "#1f77b4", "bound_time_to_target"),
+                                (best_sim, "best (simulated)", "#d62728", "time_to_target")):
         if idx is not None:
             data.append(_go(go.Scatter, x=[xs[idx]], y=[rows[idx][key]], mode="markers", name=name,
                                      marker=dict(symbol="star", size=18, color=col)))
     for r in refs:
-        v = finite(r.get("simulated_time")) or finite(r.get("bound_time"))
+        v = finite(r.get("time_to_target")) or finite(r.get("bound_time_to_target"))
         if v is not None:
-            src = "simulated" if finite(r.get("simulated_time")) else "bound"
+            src = "simulated" if finite(r.get("time_to_target")) else "bound"
             data.append(_go(go.Scatter, x=[xs.min(), xs.max()], y=[v, v], mode="lines",
                                      name=f"{src}: {r['label']} (reference)",
                                      line=dict(color=_color(r["scheme"]), dash="dot", width=2)))

@@ -40,6 +40,7 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from . import limits
 from .params import ParameterError
+from .reasons import Phrase
 
 __all__ = ["Source", "read_source", "ParquetTable", "text_body", "csv_fields", "read_csv", "numbers", "text_cells"]
 
@@ -52,11 +53,11 @@ _ERRORS = (pa.ArrowException, OSError, ValueError)  # what pyarrow raises for a 
 
 
 class _Corrupt(Exception):
-    """A page header that cannot be what a Parquet writer wrote (turned into a ParameterError)."""
+    """A page header that cannot be what a Parquet writer wrote: its argument, a Phrase, says what."""
 
 
-def _refuse(parameter: str, shown: str, message: str) -> ParameterError:
-    return ParameterError(parameter, f"{shown}: {message}")
+def _refuse(parameter: str, shown: str, reason: str, /, **fields: Any) -> ParameterError:
+    return ParameterError(parameter, reason, file=shown, **fields)  # (its template starts with {file})
 
 
 def _detail(exc: BaseException) -> str:
@@ -64,8 +65,8 @@ def _detail(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def _mib(n: int) -> str:
-    return f"{n} bytes ({n / 2**20:.1f} MiB)"
+def _mib(n: int) -> Phrase:
+    return Phrase("bytes_mib", n=n, mib=n / 2**20)
 
 
 # -- bytes -----------------------------------------------------------------------------------------
@@ -74,7 +75,7 @@ Source = str | os.PathLike[str] | bytes | bytearray | memoryview | IO[bytes]
 
 
 def _too_big(parameter: str, shown: str, size: int, cap: int) -> ParameterError:
-    return _refuse(parameter, shown, f"{size} bytes is over the cap of {cap} bytes ({cap / 2**20:g} MiB)")
+    return _refuse(parameter, shown, "file_too_big", size=size, cap=cap, cap_mib=cap / 2**20)
 
 
 def _read_path(path: str, shown: str, parameter: str, cap: int) -> bytes:
@@ -87,9 +88,9 @@ def _read_path(path: str, shown: str, parameter: str, cap: int) -> bytes:
                 if stat.S_ISREG(st.st_mode):
                     return fh.read(cap + 1)
     except (OSError, ValueError) as exc:  # ValueError: a NUL in the path
-        raise _refuse(parameter, shown, f"cannot read it: {getattr(exc, 'strerror', None) or exc}") from None
+        raise _refuse(parameter, shown, "file_unreadable", why=str(getattr(exc, "strerror", None) or exc)) from None
     raise (_too_big(parameter, shown, st.st_size, cap) if stat.S_ISREG(st.st_mode)
-           else _refuse(parameter, shown, "not a regular file"))
+           else _refuse(parameter, shown, "file_not_regular"))
 
 
 def read_source(source: Source, name: str | None, *, parameter: str, max_bytes: int) -> tuple[bytes, str]:
@@ -111,9 +112,9 @@ def read_source(source: Source, name: str | None, *, parameter: str, max_bytes: 
             raw = getvalue() if callable(getvalue) else source.read(max_bytes + 1)
             data = memoryview(raw.encode() if isinstance(raw, str) else raw).tobytes()
         except (OSError, ValueError, TypeError) as exc:
-            raise _refuse(parameter, shown, f"cannot read it as bytes: {exc}") from None
+            raise _refuse(parameter, shown, "file_not_bytes", why=str(exc)) from None
     else:
-        raise ParameterError(parameter, f"expected a path, bytes or a binary file (got {type(source).__name__})")
+        raise ParameterError(parameter, "expected_source", type=type(source).__name__)
     if len(data) > max_bytes:
         raise _too_big(parameter, shown, len(data), max_bytes)
     return data, re.sub(r"[\x00-\x1f\x7f]", "?", shown)
@@ -131,7 +132,7 @@ class _Thrift:
 
     def byte(self) -> int:
         if self.pos >= self.end:
-            raise _Corrupt("a page header runs past its column chunk")
+            raise _Corrupt(Phrase("header_past_chunk"))
         self.pos += 1
         return int(self.buf[self.pos - 1])
 
@@ -146,7 +147,7 @@ class _Thrift:
                 self.pos = pos
                 return out
             shift += 7
-        raise _Corrupt("a page header holds a truncated or over-long integer")
+        raise _Corrupt(Phrase("header_bad_integer"))
 
     def integer(self) -> int:
         v = self.varint()
@@ -154,13 +155,13 @@ class _Thrift:
 
     def skip(self, n: int) -> None:
         if n < 0 or self.pos + n > self.end:
-            raise _Corrupt("a page header runs past its column chunk")
+            raise _Corrupt(Phrase("header_past_chunk"))
         self.pos += n
 
     def value(self, kind: int, depth: int, element: bool = False) -> Any:
         self.items += 1
         if self.items > _MAX_HEADER_ITEMS or depth > _MAX_DEPTH:
-            raise _Corrupt("a page header is too large or too deeply nested")
+            raise _Corrupt(Phrase("header_too_large"))
         if 4 <= kind <= 6:
             v = self.varint()
             return (v >> 1) ^ -(v & 1)
@@ -183,7 +184,7 @@ class _Thrift:
                     self.value(types >> 4, depth + 1, True)
                     self.value(types & 0x0F, depth + 1, True)
             return None
-        raise _Corrupt(f"a page header holds an unknown Thrift type {kind}")
+        raise _Corrupt(Phrase("header_unknown_type", kind=kind))
 
     def struct(self, depth: int = 0) -> dict[int, Any]:
         out: dict[int, Any] = {}
@@ -214,14 +215,14 @@ def _walk(buf: memoryview, chunk: Any, pages: _Pages, room: int, limit: int) -> 
         start = chunk.dictionary_page_offset
     end, want, seen = start + chunk.total_compressed_size, chunk.num_values, 0
     if start < 0 or chunk.total_compressed_size < 0 or end > len(buf):
-        raise _Corrupt(f"a column chunk of {chunk.path_in_schema!r} lies outside the file")
+        raise _Corrupt(Phrase("chunk_outside_file", column=chunk.path_in_schema))
     cursor = _Thrift(buf, start, end)
     while seen < want:
         cursor.items = 0  # (a bound on each header)
         header = cursor.struct()
         kind, size, stored = header.get(1), header.get(2), header.get(3)
         if not isinstance(size, int) or not isinstance(stored, int) or size < 0 or stored < 0:
-            raise _Corrupt("a page header without its sizes")
+            raise _Corrupt(Phrase("header_no_sizes"))
         cursor.skip(stored)
         pages.pages, pages.uncompressed = pages.pages + 1, pages.uncompressed + size
         pages.largest = max(pages.largest, size)
@@ -233,7 +234,7 @@ def _walk(buf: memoryview, chunk: Any, pages: _Pages, room: int, limit: int) -> 
             pages.indices |= encoding in _DICTIONARY_INDICES
             pages.delta |= encoding == _DELTA_BYTE_ARRAY
             if not isinstance(data.get(1), int) or data[1] < 0:
-                raise _Corrupt("a data page without its number of values")
+                raise _Corrupt(Phrase("page_no_count"))
             seen += data[1]
 
 
@@ -245,10 +246,10 @@ def _buffer(source: bytes | bytearray | memoryview | str | os.PathLike[str], sho
         return pa.py_buffer(source)
     try:
         if not stat.S_ISREG(os.stat(source).st_mode):
-            raise _refuse(parameter, shown, "not a regular file")
+            raise _refuse(parameter, shown, "file_not_regular")
         return pa.memory_map(os.fspath(source), "r").read_buffer()
     except OSError as exc:
-        raise _refuse(parameter, shown, f"cannot read it: {exc.strerror or exc}") from None
+        raise _refuse(parameter, shown, "file_unreadable", why=str(exc.strerror or exc)) from None
 
 
 def _width(kind: pa.DataType) -> float | None:
@@ -300,24 +301,24 @@ class ParquetTable:
         tail = self._buf[max(0, size - 8):].to_pybytes()
         footer = struct.unpack("<I", tail[:4])[0] if size >= 12 and tail[4:] in (b"PAR1", b"PARE") else 0
         if limits.TABLE_MAX_FOOTER_BYTES < footer <= size - 12:  # (else: pyarrow says what is wrong)
-            raise self._refuse(f"its footer is {_mib(footer)}, over the cap of {_mib(limits.TABLE_MAX_FOOTER_BYTES)}")
+            raise self._refuse("parquet_footer_cap", size=_mib(footer), cap=_mib(limits.TABLE_MAX_FOOTER_BYTES))
         try:
             self._file = pq.ParquetFile(pa.BufferReader(self._buf), thrift_container_size_limit=limits.TABLE_MAX_PAGES,
                                         thrift_string_size_limit=limits.TABLE_MAX_FOOTER_BYTES)
             self.metadata = self._file.metadata
             if (columns := self.metadata.num_columns) > limits.TABLE_MAX_COLUMNS:
-                raise self._refuse(f"{columns} columns, over the cap of {limits.TABLE_MAX_COLUMNS}")
+                raise self._refuse("parquet_columns_cap", columns=columns, cap=limits.TABLE_MAX_COLUMNS)
             self.schema: pa.Schema = self._file.schema_arrow
         except ParameterError:
             raise
         except _ERRORS as exc:
             why = _detail(exc)
-            raise self._refuse(f"cannot read it as Parquet (not a Parquet file, or a damaged one): {why}") from None
+            raise self._refuse("not_parquet", why=why) from None
         self.names = [str(n) for n in self.schema.names]
         self.num_rows = int(self.metadata.num_rows)
 
-    def _refuse(self, message: str) -> ParameterError:
-        return _refuse(self.parameter, self.shown, message)
+    def _refuse(self, reason: str, /, **fields: Any) -> ParameterError:
+        return _refuse(self.parameter, self.shown, reason, **fields)
 
     def _leaves(self, names: list[str]) -> list[tuple[int, pa.Field]]:
         """The leaf column and field of each flat top-level column of ``names``, refused if nested
@@ -330,10 +331,10 @@ class ParquetTable:
             leaves.setdefault(self.metadata.schema.column(k).path, []).append(k)
         for name in names:
             if len(got := fields.get(name, [])) != 1:
-                raise self._refuse(f"column {name!r} appears {len(got)} times" if got else f"no column {name!r}")
+                raise self._refuse("column_repeated", column=name, count=len(got)) if got else self._refuse(
+                    "no_such_column", column=name)
             if len(leaves.get(name, [])) != 1 or (_width(got[0].type) is None and not _text(got[0].type)):
-                raise self._refuse(f"column {name!r} holds {got[0].type}: only flat columns of numbers or text "
-                                   "are read")
+                raise self._refuse("column_not_flat", column=name, type=str(got[0].type))
         return [(leaves[name][0], fields[name][0]) for name in names]
 
     def read(self, columns: Sequence[str] | None = None, *, max_rows: int,
@@ -345,13 +346,12 @@ class ParquetTable:
         groups = [self.metadata.row_group(i) for i in range(self.metadata.num_row_groups)]
         rows = sum(g.num_rows for g in groups)
         if rows != self.num_rows or any(g.num_rows < 0 for g in groups):
-            raise self._refuse(f"its row groups hold {rows} rows, but it declares {self.num_rows}")
+            raise self._refuse("row_groups_rows", rows=rows, declared=self.num_rows)
         if rows > max_rows:
-            raise self._refuse(f"{rows} rows, over the cap of {max_rows} rows")
+            raise self._refuse("rows_cap", rows=rows, cap=max_rows)
         leaves = self._leaves(names)
         if len(groups) * len(names) > limits.TABLE_MAX_PAGES:
-            raise self._refuse(f"{len(groups)} row groups × {len(names)} columns, over the cap of "
-                               f"{limits.TABLE_MAX_PAGES} column chunks")
+            raise self._refuse("column_chunks_cap", groups=len(groups), columns=len(names), cap=limits.TABLE_MAX_PAGES)
         pages, declared, room = [], 0, limits.TABLE_MAX_PAGES
         buf = memoryview(self._buf).cast("B")  # (Arrow exports signed bytes)
         for name, (leaf, field) in zip(names, leaves, strict=True):
@@ -362,15 +362,14 @@ class ParquetTable:
                     if p.pages > room or p.uncompressed > max_bytes - declared:
                         break
             except _Corrupt as exc:
-                raise self._refuse(f"cannot read it as Parquet (a damaged file): {exc}") from None
+                raise self._refuse("parquet_damaged", why=exc.args[0]) from None
             room -= p.pages
             if room < 0:
-                raise self._refuse(f"more than {limits.TABLE_MAX_PAGES} pages in the columns to read, the cap")
+                raise self._refuse("pages_cap", cap=limits.TABLE_MAX_PAGES)
             pages.append(p)
             declared += max(p.uncompressed, int(rows * width) if width is not None else 0)
             if declared > max_bytes:
-                raise self._refuse(f"its pages declare {_mib(declared)} or more once decompressed (column {name!r} "
-                                   f"and those before it), over the cap of {_mib(max_bytes)}")
+                raise self._refuse("pages_declare", size=_mib(declared), column=name, cap=_mib(max_bytes))
         out, used = [], 0
         for (_, field), p in zip(leaves, pages, strict=True):
             column = self._column(field, p, used, max_bytes)
@@ -382,7 +381,7 @@ class ParquetTable:
         return pa.Table.from_arrays(out, schema=pa.schema(fields, metadata=self.schema.metadata))
 
     def _over(self, used: int, max_bytes: int) -> ParameterError:
-        return self._refuse(f"its columns decode to {_mib(used)} or more, over the cap of {_mib(max_bytes)}")
+        return self._refuse("columns_decode", size=_mib(used), cap=_mib(max_bytes))
 
     def _column(self, field: pa.Field, pages: _Pages, used: int, cap: int) -> pa.ChunkedArray:
         """One column decoded, refused as soon as ``used`` bytes and its own exceed ``cap``."""
@@ -403,7 +402,7 @@ class ParquetTable:
         except ParameterError:
             raise
         except _ERRORS as exc:
-            raise self._refuse(f"cannot read column {name!r} as Parquet: {_detail(exc)}") from None
+            raise self._refuse("column_unreadable", column=name, why=_detail(exc)) from None
 
     def _batches(self, field: pa.Field, pages: _Pages, used: int, cap: int) -> pa.ChunkedArray:
         """A DELTA_BYTE_ARRAY text column, in batches of rows that decode to ≤ TABLE_BATCH_BYTES
@@ -434,7 +433,7 @@ def text_body(data: bytes, shown: str, fmt: str | None, *, parameter: str) -> tu
     start = _LEADING.match(data).end()  # type: ignore[union-attr]  # (it matches the empty string)
     body, skipped = data[start:], data[:start].count(b"\n")
     if not body.strip():
-        raise _refuse(parameter, shown, "the file is empty (no header, no data)")
+        raise _refuse(parameter, shown, "file_empty")
     fmt = fmt or ("tsv" if b"\t" in body.split(b"\n", 1)[0] else "csv")
     return body, skipped, fmt, "\t" if fmt == "tsv" else ","
 
@@ -454,7 +453,7 @@ def csv_fields(body: bytes, sep: str, shown: str, *, parameter: str) -> int:
     while (m := field.match(body, pos)) and m.end() < len(body) and body[m.end()] == mark:
         n, pos = n + 1, m.end() + 1
         if n > limits.TABLE_MAX_COLUMNS:
-            raise _refuse(parameter, shown, f"more than {limits.TABLE_MAX_COLUMNS} columns, the cap")
+            raise _refuse(parameter, shown, "text_columns_cap", cap=limits.TABLE_MAX_COLUMNS)
     return n
 
 

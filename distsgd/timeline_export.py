@@ -66,16 +66,16 @@ def _columns(timeline: Timeline) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n, m = timeline.worker.size, timeline.scheme.m
     cols = [np.asarray(c) for c in (timeline.start, timeline.end, timeline.outcome, timeline.staleness)]
     if any(c.shape != (n,) for c in cols) or timeline.worker.shape != (n,):
-        raise ParameterError("timeline", "its columns have different lengths")
+        raise ParameterError("timeline", "timeline_lengths")
     w = np.asarray(timeline.worker, dtype=np.int64)
     s, e = np.asarray(timeline.start, dtype=float), np.asarray(timeline.end, dtype=float)
     u = np.asarray(timeline.update_times, dtype=float)
     if n and not ((w >= 0) & (w < m)).all():
-        raise ParameterError("timeline", f"a worker index outside 0…{m - 1}")
+        raise ParameterError("timeline", "timeline_worker_index", last=m - 1)
     if not (np.isfinite(s).all() and np.isfinite(e).all() and np.isfinite(u).all()):
-        raise ParameterError("timeline", "a time is not finite")
+        raise ParameterError("timeline", "timeline_not_finite")
     if (s < 0).any() or (e < s).any() or (u < 0).any():
-        raise ParameterError("timeline", "an interval ends before it starts, or a time is negative")
+        raise ParameterError("timeline", "timeline_order")
     return w, s, e
 
 
@@ -84,7 +84,7 @@ def _us(x: np.ndarray, unit: float) -> np.ndarray:
     with np.errstate(over="ignore"):
         out = np.round(x * unit, 3)
     if not np.isfinite(out).all():
-        raise ParameterError("time_unit_us", f"{unit:g} µs per time unit puts a time out of range")
+        raise ParameterError("time_unit_us", "time_unit_range", unit=unit)
     return out
 
 
@@ -105,11 +105,11 @@ def perfetto_trace(timeline: Timeline, *, time_unit_us: float = 1e6, name: str =
     """
     unit = TIME_UNIT_US.check(time_unit_us)
     if not isinstance(name, str) or not name.strip():
-        raise ParameterError("name", "a non-empty process name")
+        raise ParameterError("name", "process_name")
     m = timeline.scheme.m
     names = list(worker_names(timeline) if workers is None else workers)
     if len(names) != m or not all(isinstance(n, str) for n in names):
-        raise ParameterError("workers", f"one name (text) per worker: {m} (got {len(names)})")
+        raise ParameterError("workers", "worker_names", m=m, count=len(names))
     w, s, e = _columns(timeline)
     slow = timeline.slow if timeline.slow.size == w.size else np.zeros(w.size, dtype=bool)
     ts, te, tu = _us(s, unit), _us(e, unit), _us(np.asarray(timeline.update_times, dtype=float), unit)

@@ -48,6 +48,7 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 from . import limits, tables
 from .delays.empirical import TRACE_TIME
 from .params import Domain, ParameterError
+from .reasons import Phrase
 from .slowdown import first_slow_window, ratios
 
 __all__ = ["Trace", "load_trace", "trace_columns", "trace_from_times", "NAMES", "THRESHOLD", "WINDOW_FRACTION"]
@@ -63,7 +64,6 @@ NAMES: dict[str, frozenset[str]] = {
 THRESHOLD = Domain("threshold", 1.0, 100.0, doc="slowdown at which a worker counts as a straggler")
 #: length of the window of an emerging straggler, as a fraction of the complete steps
 WINDOW_FRACTION = 0.1
-_HINT = "give a mapping: --trace-columns worker=COL,step=COL,duration=COL (columns= in Python)"
 _INDEX = re.compile(r"(|Unnamed: \d+|__index_level_\d+__)")
 _NUMBER = re.compile(r"\s*[-+]?(\d+\.?\d*(e[-+]?\d+)?|\.\d+(e[-+]?\d+)?|inf(inity)?|nan)\s*", re.IGNORECASE)
 _EXTENSIONS = {".csv": "csv", ".tsv": "tsv", ".tab": "tsv", ".parquet": "parquet", ".pq": "parquet"}
@@ -141,12 +141,15 @@ class Trace:
         return [row["worker"] for row in self.summary(threshold) if row["straggler"]]
 
 
-def _error(shown: str, message: str) -> ParameterError:
-    return ParameterError("trace", f"{shown}: {message}")
+def _error(shown: str, reason: str, /, **fields: Any) -> ParameterError:
+    """A refusal of the trace file ``shown``: ``reason`` of :data:`distsgd.reasons.REASONS` (its
+    template starts with ``{file}``)."""
+    return ParameterError("trace", reason, file=shown, **fields)
 
 
-def _listing(names: list[str]) -> str:
-    return ", ".join(repr(n) for n in names[:20]) + (f", … ({len(names)} columns)" if len(names) > 20 else "")
+def _listing(names: list[str]) -> str | Phrase:
+    shown = ", ".join(repr(n) for n in names[:20])
+    return Phrase("listing_more", names=shown, count=len(names)) if len(names) > 20 else shown
 
 
 class _Table:
@@ -169,13 +172,12 @@ class _Table:
             return
         cap = limits.EMPIRICAL_MAX_VALUES
         if self.rows > cap or self.rows * len(cols) > limits.TRACE_MAX_CELLS:
-            raise _error(self.shown, f"{self.rows} rows × {len(cols)} columns: more than a trace of at most {cap} "
-                                     "times holds")
+            raise _error(self.shown, "trace_cells_cap", rows=self.rows, columns=len(cols), cap=cap)
         table = self.parquet.read([self.names[j] for j in cols], max_rows=cap)
         self.columns = {j: table.column(k) for k, j in enumerate(cols)}
 
-    def label(self, j: int) -> str:
-        return repr(self.names[j]) if self.names[j] else f"{j + 1} (unnamed)"
+    def label(self, j: int) -> str | Phrase:
+        return repr(self.names[j]) if self.names[j] else Phrase("unnamed_column", n=j + 1)
 
     def _strings(self, *cols: int, strip: bool = True) -> pa.ChunkedArray:
         """Columns ``cols`` one after the other as Arrow text ('' for a null), stripped."""
@@ -186,7 +188,7 @@ class _Table:
                 try:
                     col = col.cast(pa.large_string())
                 except (pa.ArrowException, ValueError):
-                    raise _error(self.shown, f"column {self.label(j)} holds {col.type}, not numbers or text") from None
+                    raise _error(self.shown, "column_type", column=self.label(j), type=str(col.type)) from None
             parts.extend((col.fill_null("") if col.null_count else col).chunks)
         flat = pa.chunked_array(parts, pa.large_string())
         return pc.utf8_trim_whitespace(flat) if strip else flat
@@ -224,20 +226,20 @@ class _Table:
             return values.T
         return has.T, parsed
 
-    def where(self, i: int) -> str:
+    def where(self, i: int) -> Phrase:
         if self.record is None:
-            return f"row {i + 1}"
+            return Phrase("at_row", n=i + 1)
         record = int(self.record[i])
         if b'"' not in self.body or record == 0:  # one record per line
-            return f"line {self.skipped + record + 1}"
+            return Phrase("at_line", n=self.skipped + record + 1)
         reader = csv.reader(io.StringIO(self.body.decode("utf-8", errors="replace"), newline=""), delimiter=self.sep)
         try:  # a quoted field may span lines: record r starts after the lines of records 0..r-1
             for k, _ in enumerate(reader, 1):
                 if k == record:
-                    return f"line {self.skipped + reader.line_num + 1}"
+                    return Phrase("at_line", n=self.skipped + reader.line_num + 1)
         except csv.Error:
             pass
-        return f"data row {i + 1}"
+        return Phrase("at_data_row", n=i + 1)
 
 
 def _text_table(data: bytes, shown: str, fmt: str | None) -> _Table:
@@ -246,13 +248,13 @@ def _text_table(data: bytes, shown: str, fmt: str | None) -> _Table:
     cap, fields = limits.EMPIRICAL_MAX_VALUES, tables.csv_fields(body, sep, shown, parameter="trace")
     lines = body.count(b"\n") + body.count(b"\r") - body.count(b"\r\n") + 1  # pandas ends a line at \r too
     if lines > 2 * cap + 2 or lines * fields > limits.TRACE_MAX_CELLS:  # parsing takes ≈ 85 bytes a cell
-        raise _error(shown, f"{lines} lines of {fields} columns: more than a trace of at most {cap} times holds")
+        raise _error(shown, "trace_lines_cap", lines=lines, columns=fields, cap=cap)
     try:
         cols = tables.read_csv(body, sep, fields)
     except Exception as exc:  # pandas' ParserError, …: one line, with this file's line numbers
         text = (str(exc).strip() or type(exc).__name__).splitlines()[-1]
         text = re.sub(r"line (\d+)", lambda g: f"line {int(g[1]) + skipped}", text)
-        raise _error(shown, f"cannot read it as {fmt.upper()}: {text}") from None
+        raise _error(shown, "cannot_parse", format=fmt.upper(), why=text) from None
     header = len(cols) > 1 or not _NUMBER.fullmatch(cols[0][0].as_py())
     names = [c[0].as_py().strip() for c in cols] if header else [""]
     cols, rows = [c.slice(int(header)) for c in cols], len(cols[0]) - int(header)
@@ -291,7 +293,7 @@ def trace_columns(data: bytes, name: str) -> list[str]:
         first = pd.read_csv(io.BytesIO(body), sep=sep, header=None, nrows=1, dtype=str, na_filter=False,
                             encoding="utf-8", encoding_errors="replace", engine="c")
     except Exception as exc:  # pandas' ParserError, …: load_trace words it with its line
-        raise _error(name, f"cannot read it as {fmt.upper()}: {str(exc).strip() or type(exc).__name__}") from None
+        raise _error(name, "cannot_parse", format=fmt.upper(), why=str(exc).strip() or type(exc).__name__) from None
     names = [str(v).strip() for v in first.iloc[0]] if len(first) else []
     return [""] if len(names) == 1 and _NUMBER.fullmatch(names[0]) else names
 
@@ -304,26 +306,24 @@ def _mapping(columns: str | Mapping[str, str] | None, names: list[str], shown: s
         items = [part.partition("=") for part in columns.split(",")]
         bad = [a for a, eq, _ in items if not eq]
         if bad:
-            raise _error(shown, f"column mapping item {bad[0].strip()!r} is not KEY=COLUMN (keys: worker, step, "
-                                "duration), e.g. worker=worker,step=time,duration=batch_time_norm")
+            raise _error(shown, "mapping_item", item=bad[0].strip())
         pairs: list[tuple[object, object]] = [(a.strip(), c.strip()) for a, _, c in items]
     elif isinstance(columns, Mapping):
         pairs = list(columns.items())
     else:
-        raise _error(shown, f"the column mapping must be a dict or 'worker=COL,step=COL,duration=COL' "
-                            f"(got {type(columns).__name__})")
+        raise _error(shown, "mapping_type", type=type(columns).__name__)
     out: dict[str, int] = {}
     for key, col in pairs:
         if not isinstance(key, str) or key not in ROLES or key in out:
-            raise _error(shown, f"{'repeated' if key in out else 'unknown'} key {key!r} in the column mapping "
-                                "(keys: worker, step, duration)")
+            raise _error(shown, "mapping_key_repeated" if key in out else "mapping_key_unknown", key=key)
         col = col.strip() if isinstance(col, str) else ""
         hits = [j for j, n in enumerate(names) if n == col] or [j for j, n in enumerate(names)
                                                                 if n.lower() == col.lower()]
         if not col or len(hits) != 1 or hits[0] in out.values():
-            why = ("no column is given" if not col else f"there is no column {col!r}" if not hits else
-                   f"{len(hits)} columns are named {col!r}" if len(hits) > 1 else f"{col!r} is mapped twice")
-            raise _error(shown, f"{key}={col}: {why}; the file's columns are {_listing(names)}")
+            why = (Phrase("no_column_given") if not col else Phrase("column_absent", column=col) if not hits else
+                   Phrase("columns_share_name", count=len(hits), column=col) if len(hits) > 1 else
+                   Phrase("column_mapped_twice", column=col))
+            raise _error(shown, "mapping_column", key=key, column=col, why=why, columns=_listing(names))
         out[key] = hits[0]
     return out
 
@@ -331,24 +331,24 @@ def _mapping(columns: str | Mapping[str, str] | None, names: list[str], shown: s
 def _layout(names: list[str], given: dict[str, int], shown: str) -> tuple[str, dict[str, int]]:
     """The layout and its columns: worker, step, duration (long), step or none (wide), duration
     (column); the rules are in the module's docstring."""
-    def refuse(why: str) -> ParameterError:
-        return _error(shown, f"cannot tell which column is what: {why}; the file's columns are {_listing(names)}; "
-                             + _HINT)
+    def refuse(why: Phrase) -> ParameterError:
+        return _error(shown, "layout_unclear", why=why, columns=_listing(names))
 
     def named(role: str, exclude: Any = ()) -> list[int]:
         return [j for j, n in enumerate(names) if n.lower() in NAMES[role] and j not in exclude]
 
     if len(names) == 1:
         if set(given) - {"duration"}:
-            raise _error(shown, "a file of one column holds times only: map at most duration to it")
+            raise _error(shown, "one_column_mapping")
         return "column", {"duration": 0}
     if "worker" in given or (set(given) != {"step"} and named("worker")):
         roles: dict[str, int] = {}
         for role in ROLES:
             found = [given[role]] if role in given else named(role, [*roles.values(), *given.values()])
             if len(found) != 1:
-                raise refuse(f"{len(found) or 'no'} {role} column{'s' * bool(found)} (named one of "
-                             f"{', '.join(sorted(NAMES[role]))})")
+                named_as = ", ".join(sorted(NAMES[role]))
+                raise refuse(Phrase("role_columns", count=len(found), role=Phrase(f"role_{role}"), names=named_as)
+                             if found else Phrase("no_role_column", role=Phrase(f"role_{role}"), names=named_as))
             roles[role] = found[0]
         return "long", roles
     if "duration" in given:
@@ -357,11 +357,11 @@ def _layout(names: list[str], given: dict[str, int], shown: str) -> tuple[str, d
     index = [j for j, n in enumerate(names) if _INDEX.fullmatch(n) and j not in step]
     others = [j for j in range(len(names)) if j not in step and j not in index]
     if len(step) > 1 or not others:
-        raise refuse(f"{len(step)} step columns" if others else "no column of times")
+        raise refuse(Phrase("step_columns", count=len(step)) if others else Phrase("no_time_column"))
     if len(others) == 1:
         return "column", {"duration": others[0]}
     if "step" not in given and named("duration"):
-        raise refuse("a duration column but no worker column")
+        raise refuse(Phrase("duration_no_worker"))
     return "wide", {"step": (step + index)[0]} if step + index else {}
 
 
@@ -375,25 +375,25 @@ def _check_times(tab: _Table, cols: list[int], values: np.ndarray, bad: np.ndarr
         i, c = divmod(int(np.argmax(bad.ravel())), len(cols))
         text, x = str(tab.text(cols[c]).iloc[i]), float(values.reshape(-1, len(cols))[i, c])
         shown = repr(text if len(text) <= 40 else text[:40] + "…")
-        why = ("empty cell" if not text else f"{shown} is " + (
-            ("NaN" if _NUMBER.fullmatch(text) else "not a number") if np.isnan(x) else "infinite" if np.isinf(x)
-            else "negative" if x < 0 else "zero" if x == 0 else "too large"))
-        raise _error(tab.shown, f"{tab.where(i)}, column {tab.label(cols[c])}: {why}; every time must be "
-                                f"{TRACE_TIME.describe()} ({n} bad cell{'s' if n > 1 else ''} in total)")
+        why = Phrase("empty_cell") if not text else Phrase(
+            ("cell_nan" if _NUMBER.fullmatch(text) else "cell_not_number") if np.isnan(x) else "cell_infinite"
+            if np.isinf(x) else "cell_negative" if x < 0 else "cell_zero" if x == 0 else "cell_too_large", cell=shown)
+        raise _error(tab.shown, "bad_time_cell", where=tab.where(i), column=tab.label(cols[c]), why=why,
+                     range=TRACE_TIME.phrase(), count=Phrase("bad_cells", n=n) if n > 1 else Phrase("one_bad_cell"))
     _check_count(tab.shown, count)
 
 
 def _check_count(shown: str, count: int) -> None:
     if count > limits.EMPIRICAL_MAX_VALUES:
-        raise _error(shown, f"{count} times: over the cap of {limits.EMPIRICAL_MAX_VALUES} times in a trace")
+        raise _error(shown, "trace_times_cap", count=count, cap=limits.EMPIRICAL_MAX_VALUES)
 
 
-def _ids(tab: _Table, j: int, what: str) -> np.ndarray:
+def _ids(tab: _Table, j: int, what: Phrase) -> np.ndarray:
     """Column j's cells as ids; an empty one is refused with its place."""
     text, empty = tab.text(j), (tab.text(j) == "").to_numpy(dtype=bool)
     if n := int(np.count_nonzero(empty)):
-        raise _error(tab.shown, f"{tab.where(int(np.argmax(empty)))}, column {tab.label(j)}: no {what} ({n} "
-                                f"row{'s' if n > 1 else ''} without one in total)")
+        raise _error(tab.shown, "missing_ids", where=tab.where(int(np.argmax(empty))), column=tab.label(j), what=what,
+                     count=Phrase("rows_without", n=n) if n > 1 else Phrase("one_row_without"))
     return np.asarray(text.to_numpy(dtype=object))
 
 
@@ -428,7 +428,7 @@ def _durations(tab: _Table, j: int) -> np.ndarray:
 
 
 def _long(tab: _Table, roles: dict[str, int], meta: dict[str, Any]) -> Trace:
-    ids, labels = _ids(tab, roles["worker"], "worker id"), _ids(tab, roles["step"], "step label")
+    ids, labels = _ids(tab, roles["worker"], Phrase("worker_id")), _ids(tab, roles["step"], Phrase("step_label"))
     w, uniq = pd.factorize(ids)
     return _assemble(meta, [str(x) for x in uniq], w, labels, _durations(tab, roles["duration"]))
 
@@ -443,8 +443,8 @@ def _wide(tab: _Table, roles: dict[str, int], meta: dict[str, Any]) -> Trace:
     cols = _times(tab.names, step)
     names = [tab.names[j] for j in cols]
     if twice := sorted(n for n, k in Counter(names).items() if k > 1):
-        raise _error(tab.shown, f"column {twice[0]!r} appears more than once; worker ids must be unique")
-    labels = (_ids(tab, step, "step label") if step is not None
+        raise _error(tab.shown, "worker_column_twice", column=twice[0])
+    labels = (_ids(tab, step, Phrase("step_label")) if step is not None
               else np.array([str(k + 1) for k in range(tab.rows)], dtype=object))
     has, parse = tab.cells(cols)
     _check_count(tab.shown, int(has.sum()))  # before parsing: at most the cap of cells are numbers
@@ -472,7 +472,7 @@ def load_trace(source: Source, columns: str | Mapping[str, str] | None = None, *
     tab = _table(data, shown)
     layout, roles = _layout(tab.names, _mapping(columns, tab.names, shown), shown)
     if tab.rows == 0:
-        raise _error(shown, "no data rows")
+        raise _error(shown, "no_data_rows")
     tab.load([*(_times(tab.names, roles.get("step")) if layout == "wide" else []), *roles.values()])
     meta = {"name": shown, "layout": layout, "format": tab.format, "digest": hashlib.sha256(data).hexdigest(),
             "columns": {r: tab.names[j] for r, j in roles.items()}}
@@ -485,14 +485,14 @@ def trace_from_times(times: Any, *, name: str = "<array>") -> Trace:
     try:
         t = np.array(times, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        raise _error(name, f"expected an array of times (got {type(times).__name__})") from None
+        raise _error(name, "trace_expected_times", type=type(times).__name__) from None
     if t.ndim != 2 or 0 in t.shape:
-        raise _error(name, f"expected an m × steps array of times (got shape {t.shape})")
+        raise _error(name, "trace_expected_matrix", shape=t.shape)
     has = ~np.isnan(t)
     if (bad := np.flatnonzero(has & ~_valid(t))).size:
         i, j = divmod(int(bad[0]), t.shape[1])
-        raise _error(name, f"times[{i}, {j}] = {float(t[i, j])!r}: every time must be {TRACE_TIME.describe()}, "
-                           f"or NaN for none ({bad.size} bad in total)")
+        raise _error(name, "trace_bad_array_time", i=i, j=j, value=float(t[i, j]), range=TRACE_TIME.phrase(),
+                     count=bad.size)
     _check_count(name, int(has.sum()))
     w, s = np.nonzero(has)
     meta = {"name": name, "layout": "wide", "format": "array", "columns": {},

@@ -25,18 +25,20 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .analytic import expected_runtime
 from .clusters import Cluster, make_cluster
 from .delays import Delay
-from .error import Problem, bound_time_to_target
+from .error import Problem, TargetTime, bound_time_to_target
 from .estimate import VALUE_KINDS, Estimate
-from .montecarlo import simulate_runtime, simulation_cost
 from .params import ParameterError
 from .random import keyed
-from .schemes import Scheme, make_scheme, scheme_parameters
+from .records import RuntimePoint, runtime_point, share_budget, target_columns
+from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
 from .traces import Trace, trace_from_times
 
 __all__ = ["READINGS", "what_if"]
+
+#: why a what-if point has no Monte Carlo value
+SKIPPED = "over this table's Monte Carlo budget"
 
 READINGS = ("replay", "per-worker laws", "i.i.d. fit", "stragglers dropped", "backup workers")
 
@@ -45,7 +47,7 @@ def _scheme(name: str, m: int, K: int, H: int) -> Scheme:
     takes = scheme_parameters(name)
     kw: dict[str, Any] = {}
     if "K" in takes:
-        kw["K"] = min(K, m) if name in ("k-sync", "k-async") else K
+        kw["K"] = min(K, m) if scheme_class(name).k_le_m else K  # the scheme says K ≤ m
     if "H" in takes:
         kw["H"] = H
     return make_scheme(name, m, **kw)
@@ -87,7 +89,7 @@ def what_if(trace: Trace, schemes: Sequence[str], K: int, H: int, *, stragglers:
     when it is exact or numerical, else the Monte Carlo mean; ``gamma`` is the staleness factor
     of the asynchronous bound, p₀ the run's fraction of fresh gradients."""
     if trace.layout == "column" or trace.times.shape[1] == 0:
-        raise ParameterError("trace", "what-if needs per-worker times at complete steps (a worker column)")
+        raise ParameterError("trace", "whatif_needs_workers")
     plan: list[tuple[str, Scheme, Delay | Cluster]] = []
     skipped: list[dict[str, str]] = []
     for reading, src, m, why in _sources(trace, stragglers, fit):
@@ -99,58 +101,31 @@ def what_if(trace: Trace, schemes: Sequence[str], K: int, H: int, *, stragglers:
                 plan.append((reading, make_scheme("k-sync", m, K=m - len(stragglers)), src))
             continue
         plan += [(reading, _scheme(name, m, K, H), src) for name in schemes]
-    runs = _iterations(plan, budget, iterations)
+    runs = share_budget([(s, src) for _, s, src in plan], budget, iterations)
     rows = []
     for (reading, s, src), n in zip(plan, runs, strict=True):
-        est = expected_runtime(s, src, work=analytic_work)
-        row: dict[str, Any] = {"reading": reading, "scheme": s.name, "label": s.label, "m": s.m,
-                               "K": getattr(s, "K", None), "H": getattr(s, "H", None),
-                               "analytic": est.value, "kind": est.kind, "method": est.method}
-        mc = None
-        if n:
-            mc = simulate_runtime(s, src, n, seed=keyed(seed, "what-if", reading, s.label), keep_times=False)
-            row.update(mc_mean=mc.mean, mc_low=mc.ci95[0], mc_high=mc.ci95[1], mc_iterations=mc.iterations)
-        else:
-            row["mc_skipped"] = "over this table's Monte Carlo budget"
+        point = runtime_point(s, src, n or None, keyed(seed, "what-if", reading, s.label), analytic_work=analytic_work,
+                              skipped=SKIPPED)
+        row = {"reading": reading, **point.as_row()}
         if problem is not None and eps is not None:
-            row.update(_target(s, src, est, mc, problem, eps, gamma))
+            row.update(_target(s, src, point, problem, eps, gamma))
         rows.append(row)
     return rows, skipped
 
 
-def _iterations(plan: Sequence[tuple[str, Scheme, Delay | Cluster]], budget: float, most: int) -> list[int]:
-    """Each point's run length (0: not simulated).  Cheapest first, each point gets the budget
-    left over divided by the points left, and runs the longest it can within that (halving from
-    ``most`` down to 300 iterations; a replay's length is fixed by its trace), so what a cheap
-    point does not use goes to the dearer ones and the total stays within ``budget``."""
-    def fit(i: int, share: float) -> tuple[int, float]:
-        s, src = plan[i][1], plan[i][2]
-        n = most
-        while n > 300 and simulation_cost(s, n, src) > share:
-            n //= 2
-        cost = simulation_cost(s, n, src)
-        return (n, cost) if cost <= share else (0, 0.0)
-
-    floor = [simulation_cost(s, 300, src) for _, s, src in plan]
-    runs, left = [0] * len(plan), budget
-    for k, i in enumerate(sorted(range(len(plan)), key=floor.__getitem__)):
-        runs[i], cost = fit(i, left / (len(plan) - k))
-        left -= cost
-    return runs
-
-
-def _target(s: Scheme, src: Delay | Cluster, est: Estimate, mc: Any, problem: Problem, eps: float,
+def _target(s: Scheme, src: Delay | Cluster, point: RuntimePoint, problem: Problem, eps: float,
             gamma: float) -> dict[str, Any]:
-    """The bound's time to ε on E[T] (analytic when it is the value, else the Monte Carlo mean)."""
+    """The bound's time to ε on E[T] (analytic when it is the value, else the Monte Carlo mean),
+    as :func:`~distsgd.records.target_columns`, and the p₀ it used (the run's fresh fraction)."""
+    est, mc = point.analytic, point.monte_carlo
     if est.kind in VALUE_KINDS or est.kind == "infinite":
         runtime = est
     elif mc is not None:
         runtime = Estimate(mc.mean, "approximation", "Monte Carlo mean")
     else:
-        return {"target_time": None, "target_source": "E[T] unknown (not simulated)"}
+        return target_columns(TargetTime(None, "E[T] unknown (not simulated)"))
     p0 = None if s.fresh or mc is None else mc.fresh_fraction
     if not s.fresh and p0 is None:
-        return {"target_time": None, "target_source": "p₀ unknown (not simulated)"}
+        return target_columns(TargetTime(None, "p₀ unknown (not simulated)"))
     t = bound_time_to_target(s, src, problem, eps, gamma, p0, runtime=runtime)
-    return {"target_time": t.value, "target_source": t.source, "target_p0": p0}
-
+    return {**target_columns(t), "p0": p0}

@@ -14,8 +14,8 @@ page.header(
        "against its step's median, which workers straggle and since when, which law fits the times, and what "
        "each scheme would have done on this cluster — replayed, with each worker's own law, with one i.i.d. law "
        "fitted to all the times (the textbook model), without the stragglers, or with them as backup workers."),
-    [r"\text{slowdown}_i=\operatorname{median}_j \frac{t_{ij}}{\operatorname{median}_{i'} t_{i'j}},\qquad "
-     r"\text{straggler: slowdown}_i \ge \theta"],
+    [views.tex_words(tr("slowdown")) + r"_i=\operatorname{median}_j \frac{t_{ij}}{\operatorname{median}_{i'} t_{i'j}},"
+     r"\qquad " + views.tex_words(tr("straggler:")) + r"\ " + views.tex_words(tr("slowdown")) + r"_i \ge \theta"],
 )
 
 

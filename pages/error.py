@@ -16,10 +16,7 @@ page.header(
        "band; for fresh gradients and local SGD the model's exact expected error after n updates, averaged "
        "over simulated update counts N(t) (dotted); and the bound of Dutta et al. with J(t) = t / E[T] "
        "iterations (dashed)."),
-    [(r"\text{fresh: } \mathbb{E}[f(w_J)]-f^* \le F_K + (1-\eta\mu)^J (F_0 - F_K),\quad "
-      r"F_K=\frac{\eta L\sigma^2}{2\mu b K}"),
-     r"\text{stale: } \mathbb{E}[f(w_J)]-f^* \le F'_K + (1-\eta\mu\gamma')^J (F_0 - F'_K),\quad "
-     r"\gamma' = 1-\gamma+\tfrac{p_0}{2},\ F'_K=\frac{\eta L\sigma^2}{2\mu\gamma' b K}"],
+    views.error_formulas(),
 )
 
 

@@ -4,7 +4,7 @@ import streamlit as st
 
 from distsgd import curves
 from distsgd import error as sgd
-from distsgd.ui import cached, page, sidebar, state
+from distsgd.ui import cached, controls, page, sidebar, views
 from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import N_, tr
 
@@ -13,7 +13,8 @@ page.header(
     tr("Local SGD and communication"),
     tr("Each worker takes H local steps, then all wait for the slowest and spend D averaging their models. "
        "Larger H spreads the waiting and the communication over more steps but lets the models drift apart."),
-    [r"\mathbb{E}[T_{\text{per step}}] = \frac{\mathbb{E}[\max_i \sum_{h=1}^{H} X_{ih}] + D}{H}",
+    [r"\mathbb{E}[T_{" + views.tex_words(tr("per step")) + r"}] = "
+     r"\frac{\mathbb{E}[\max_i \sum_{h=1}^{H} X_{ih}] + D}{H}",
      (r"D_{\mathrm{PS}} = \frac{2\,m\cdot 4d}{B} + 2\ell,\qquad "
       r"D_{\mathrm{ring}} = \frac{2(m-1)}{m}\cdot\frac{4d}{B} + 2(m-1)\ell")],
 )
@@ -56,7 +57,7 @@ def body(sel: sidebar.Selection) -> None:
                                  sel.m, tuple(curves.m_grid(caps.UI_M_MAX, caps.COMM_M_POINTS)))
         if D is None:
             D = net["D"]
-            label = state.CHOICE_LABELS["topology"].get(topology, topology)  # the topology's name, as the box shows it
+            label = controls.CHOICE_LABELS["topology"].get(topology, topology)  # the topology's name, as shown
             st.info(tr("{topology}: one averaging round with m = {m} takes D = {D} s (time units are seconds "
                        "here).", topology=tr(label), m=sel.m, D=f"{D:.4g}"))
         Hs = tuple(sorted({*caps.LOCAL_H_GRID, sel.H, 2 * sel.H}))

@@ -53,7 +53,7 @@ def body(sel: sidebar.Selection) -> None:
                                   caps.replicas_at(sel.budget, caps.TARGET_REPLICAS), sel.seed, float(gamma), axis,
                                   sel.budget)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
-        if any("simulated_time" not in r for r in rows):
+        if any("time_to_target" not in r for r in rows):
             st.caption(tr("Some points were not simulated (too many updates for one request at this T and m): "
                           "their time to ε comes from the bound only, where there is one."))
         page.chart(view["figure"], rows + ref, f"time-to-target-vs-{axis}",

@@ -32,7 +32,7 @@ MOVES = [
     ("pages/local_sgd.py", "number_input", "eta", 0.02, SIDEBAR | LOCAL_OUTER, LOCAL_OTHER_CHARTS),
     ("pages/local_sgd.py", "number_input", "horizon", 30.0, SIDEBAR | LOCAL_OUTER, LOCAL_OTHER_CHARTS),
     ("pages/tradeoffs.py", "number_input", "eps", 0.2, SIDEBAR, set()),
-    ("pages/tradeoffs.py", "radio", "sweep", "H", SIDEBAR, set()),
+    ("pages/tradeoffs.py", "radio", "axis", "H", SIDEBAR, set()),
 ]
 
 

@@ -24,7 +24,7 @@ SETTINGS = {
                  "rt_view": "m", "axis": "m"},
     "markov": {"stragglers": "markov", "delay": "pareto", "axis": "H", "p0_mode": "input"},
 }
-# names the Chinese text keeps (DESIGN §10: "names of schemes and laws may stay")
+# names the Chinese text keeps (DESIGN §10: the names of schemes and laws stay as they are)
 ALLOWED = {
     # schemes and their parts
     "sync", "async", "ksync", "kasync", "batch", "local", "sgd", "k-sync", "k-async", "k-batch-sync",
@@ -125,3 +125,32 @@ def test_a_bad_language_in_the_url_is_a_notice_and_english() -> None:
     assert at.radio(key="lang").value == "en"
     assert any("lang" in w.value for w in at.get("warning") + at.get("info") + at.get("toast")), \
         [w.value for w in at.get("warning") + at.get("info")]
+
+
+#: the words of a formula: the text of each \text{…}
+FORMULA_WORDS = re.compile(r"\\text\{((?:[^{}]|\\[{}])*)\}")
+
+
+def _scheme_part(text: str) -> bool:
+    """The rest of a scheme's name in a formula (``K\\text{-sync}``): a name, kept as it is."""
+    return text.startswith("-") and not english_left(text)
+
+
+@pytest.mark.parametrize("page, query", [
+    ("pages/error.py", {}),  # fresh: … stale: …
+    ("pages/tradeoffs.py", {"axis_scheme": "k-async"}),  # p₀ = the measured fraction of fresh gradients …
+    ("pages/tradeoffs.py", {"axis": "H"}),  # local SGD: no bound is drawn …
+    ("pages/cluster.py", {}),  # slowdown_i = …, straggler: slowdown_i ≥ θ
+    ("pages/local_sgd.py", {}),  # E[T_{per step}]
+    ("pages/runtime.py", {"stragglers": "static"}),  # with stragglers: E[T_{K-sync}] = …
+])
+def test_the_words_inside_formulas_are_chinese(page: str, query: dict[str, str]) -> None:
+    """Words in a formula are a message of their own (views.tex_words), never English inside LaTeX;
+    a scheme's name (``K\\text{-sync}``) stays as it is."""
+    at = open_app(page, {"lang": "zh", **query})
+    assert_clean(at)
+    words = [t for e in at.latex for t in FORMULA_WORDS.findall(e.value) if t.strip() and not _scheme_part(t)]
+    assert words, [e.value for e in at.latex]
+    left = {t: english_left(t) for t in words if english_left(t)}
+    assert not left, left
+    assert all(re.search(r"[\u4e00-\u9fff]", t) for t in words), words

@@ -30,7 +30,7 @@ def trace_names(at: AppTest) -> list[list[str]]:
 def control(at: AppTest, key: str):
     """A control's current value: the dashboard keeps every control's value in its store
     (the widgets are given theirs from it), whether or not its widget is drawn on this page."""
-    from distsgd.ui.state import CONTROLS
+    from distsgd.ui.controls import CONTROLS
     return at.session_state["_controls"].get(key, CONTROLS[key].initial())
 
 
@@ -174,7 +174,7 @@ def test_k_is_clamped_when_m_shrinks():
                                     "backup workers N + b", "local SGD with slow network",
                                     "async wins early, loses late"])
 def test_presets_set_the_controls(preset):
-    from distsgd.ui.state import PRESETS
+    from distsgd.ui.presets import PRESETS
     at = fresh()
     at.sidebar.selectbox(key="preset").set_value(preset).run()
     assert_clean(at)

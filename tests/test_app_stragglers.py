@@ -70,7 +70,7 @@ def test_the_runtime_page_shows_theory_and_monte_carlo_on_a_cluster() -> None:
 @pytest.mark.parametrize("preset, kind", [("one slow machine", "static"), ("a straggler that comes and goes", "markov"),
                                           ("backup workers vs a persistent straggler", "static")])
 def test_straggler_presets(preset: str, kind: str) -> None:
-    from distsgd.ui.state import PRESETS
+    from distsgd.ui.presets import PRESETS
     at = fresh()
     at.sidebar.selectbox(key="preset").set_value(preset).run()
     assert_clean(at)

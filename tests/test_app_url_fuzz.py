@@ -91,7 +91,7 @@ PAGE_IF = {  # page: [(key, condition key, condition value)]
 
 
 def controls() -> dict[str, Any]:
-    from distsgd.ui.state import CONTROLS
+    from distsgd.ui.controls import CONTROLS
     return CONTROLS
 
 

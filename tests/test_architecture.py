@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import graphlib
+import re
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,133 @@ def test_no_isinstance_ladders_on_scheme_classes():
                     hits.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     # the one justified use: check_scheme validates an argument of the public API
     assert hits == ["distsgd/schemes/__init__.py:" + hits[0].rsplit(":", 1)[1]] and len(hits) == 1, hits
+
+
+# -- the map and the layers of docs/DESIGN.md §1 ---------------------------------------------------
+
+DESIGN = ROOT / "docs" / "DESIGN.md"
+#: files outside distsgd/ that the tree of §1.1 must name as well
+OTHER_FILES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "benchmarks").glob("*.py"),
+                      *(ROOT / "deploy").iterdir()])
+_ENTRY = re.compile(r"^[\w.\-/]+$")
+
+
+def _design_section(number: str) -> str:
+    """The text of ``## number. …`` in docs/DESIGN.md, up to the next ``## `` heading."""
+    text = DESIGN.read_text(encoding="utf-8")
+    m = re.search(rf"^## {re.escape(number)}\. .*?(?=^## |\Z)", text, flags=re.M | re.S)
+    assert m, f"docs/DESIGN.md has no section {number}"
+    return m.group(0)
+
+
+def _subsection(section: str, number: str) -> str:
+    m = re.search(rf"^### {re.escape(number)} .*?(?=^### |\Z)", section, flags=re.M | re.S)
+    assert m, f"docs/DESIGN.md has no subsection {number}"
+    return m.group(0)
+
+
+def tree_paths(text: str) -> set[str]:
+    """The paths a tree in fenced code names: one entry per line (a name, then its description),
+    nested by two spaces under the directory entries (``name/``) above it; a line indented more
+    than two past the last entry continues that entry's description."""
+    paths: set[str] = set()
+    for block in re.findall(r"^```[^\n]*\n(.*?)^```", text, flags=re.M | re.S):
+        stack: list[tuple[int, str]] = []
+        last = -2
+        for line in block.splitlines():
+            if not line.strip():
+                continue
+            indent = len(line) - len(line.lstrip(" "))
+            name = line.split()[0]
+            if indent > last + 2 or not _ENTRY.match(name):
+                continue  # a description's continuation
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            path = (stack[-1][1] if stack else "") + name
+            paths.add(path)
+            if name.endswith("/"):
+                stack.append((indent, path))
+            last = indent
+    return paths
+
+
+def test_tree_paths_reads_nesting_and_skips_descriptions():
+    tree = ("```text\napp.py        entry\npkg/          a package\n  a.py        module a, whose\n"
+            "                description says b.py/\n  sub/        sub-package\n    c.py      c\n"
+            "  d.py        d\ntop.md        e\n```\n")
+    assert tree_paths(tree) == {"app.py", "pkg/", "pkg/a.py", "pkg/sub/", "pkg/sub/c.py", "pkg/d.py", "top.md"}
+
+
+def _map() -> set[str]:
+    return tree_paths(_subsection(_design_section("1"), "1.1"))
+
+
+def _listed(path: Path) -> str:
+    """How the tree names a file: a package's ``__init__.py`` by its directory (``delays/``)."""
+    rel = path.relative_to(ROOT).as_posix()
+    return rel[: -len("__init__.py")] if path.name == "__init__.py" else rel
+
+
+def test_every_module_is_in_the_layout_map():
+    """Every module of distsgd/ and pages/ (and app.py, benchmarks/, deploy/) is in the tree of
+    docs/DESIGN.md §1.1, under its own directory."""
+    tree = _map()
+    missing = [_listed(p) for p in MODULES + OTHER_FILES if _listed(p) not in tree]
+    assert missing == [], f"add these to the tree of docs/DESIGN.md §1.1: {missing}"
+
+
+def test_the_layout_map_names_only_files_that_exist():
+    ghosts = sorted(p for p in _map() if p.endswith(".py") and not (ROOT / p).is_file())
+    assert ghosts == [], f"the tree of docs/DESIGN.md §1.1 names files that do not exist: {ghosts}"
+
+
+def test_every_test_file_is_in_the_table_of_test_areas():
+    """Every file of tests/ is named (relative to tests/, in backticks) by the table of §1.3."""
+    named = set(re.findall(r"`([^`\s]+)`", _subsection(_design_section("1"), "1.3")))
+    files = [p.relative_to(ROOT / "tests").as_posix() for p in sorted((ROOT / "tests").rglob("*.py"))
+             if p.name != "__init__.py" and "__pycache__" not in p.parts]
+    assert [f for f in files if f not in named] == []
+
+
+def layers() -> list[tuple[str, set[str]]]:
+    """The numbered layers of docs/DESIGN.md §1.2, lowest first: (name, the modules named in
+    backticks, relative to distsgd; the package's own ``__init__`` as "")."""
+    text = _subsection(_design_section("1"), "1.2")
+    out = []
+    for m in re.finditer(r"^\d+\. \*\*(.+?)\*\*(.*?)(?=^\d+\. |^\S|\Z)", text, flags=re.M | re.S):
+        names = {"" if n == "__init__" else n for n in re.findall(r"`([^`]+)`", m.group(2))
+                 if "/" not in n and not n.endswith(".py")}
+        out.append((m.group(1), names))
+    return out
+
+
+def _layer(module: str, table: list[tuple[str, set[str]]]) -> int | None:
+    """The index of the layer whose most specific entry covers ``module`` (distsgd.a.b is covered
+    by "a.b" and by "a"); None if no layer names it."""
+    rel = module.removeprefix("distsgd").removeprefix(".")
+    best: tuple[int, int] | None = None
+    for i, (_, names) in enumerate(table):
+        for n in names:
+            if rel == n or (n and rel.startswith(n + ".")):
+                if best is None or len(n) > best[1]:
+                    best = (i, len(n))
+    return None if best is None else best[0]
+
+
+def test_every_module_has_a_layer():
+    table = layers()
+    assert len(table) >= 8, table
+    assert [m for m in GRAPH if _layer(m, table) is None] == []
+
+
+def test_imports_go_down_the_layers():
+    """A module imports from its own layer of docs/DESIGN.md §1.2 or from a lower one."""
+    table = layers()
+    up = []
+    for mod, imps in GRAPH.items():
+        me = _layer(mod, table)
+        for target, _ in imps:
+            there = _layer(target, table)
+            if me is not None and there is not None and there > me:
+                up.append(f"{mod} ({table[me][0]}) imports {target} ({table[there][0]})")
+    assert sorted(set(up)) == []

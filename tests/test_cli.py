@@ -22,6 +22,54 @@ def run(*args):
     return p.returncode, p.stdout, p.stderr
 
 
+# ``cli(*args)``: as run(), but main(args) is called in a child process kept for the next calls
+# (an interpreter each took 3–10 s, most of a refusal's time); the same memory limit and
+# environment.  The tests of ``python -m distsgd`` itself, and of the same numbers from two
+# processes, use run().
+_SERVE = r"""
+import contextlib, io, json, sys, traceback
+from distsgd.cli import main
+for line in sys.stdin:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(json.loads(line))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+    print(json.dumps([code, out.getvalue(), err.getvalue()]), flush=True)
+"""
+_child = []  # the running child, if any
+
+
+def cli(*args, timeout=120):
+    """(exit code, stdout, stderr) of ``main(args)`` in the kept child; a call that kills it or
+    takes more than ``timeout`` s gives (None, "", why), and the next call starts a new one."""
+    import atexit
+    import os
+    import select
+    if not _child or _child[0].poll() is not None:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+        _child[:] = [subprocess.Popen([sys.executable, "-c", _SERVE], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                      stderr=subprocess.DEVNULL, text=True, cwd=str(__import__("pathlib").Path(
+                                          __file__).parent.parent), preexec_fn=_limit_memory, env=env)]
+        atexit.register(_child[0].kill)
+    child = _child[0]
+    child.stdin.write(json.dumps(list(args)) + "\n")
+    child.stdin.flush()
+    if not select.select([child.stdout], [], [], timeout)[0]:
+        child.kill()
+        child.wait()
+        return None, "", f"main{args} took more than {timeout} s"
+    line = child.stdout.readline()
+    if not line:
+        return None, "", f"main{args} killed the process: exit {child.wait()}"
+    code, out, err = json.loads(line)
+    return code, out, err
+
+
 def test_runtime_json_contract():
     code, out, err = run("runtime", "--scheme", "k-sync", "--m", "20", "--K", "10", "--delay",
                          "pareto(xm=1, alpha=2.5)", "--iterations", "20000", "--seed", "1", "--json")
@@ -40,7 +88,7 @@ def test_runtime_json_contract():
 
 
 def test_runtime_json_null_value_when_infinite():
-    code, out, _ = run("runtime", "--scheme", "sync", "--m", "4", "--delay", "pareto(xm=1, alpha=0.9)",
+    code, out, _ = cli("runtime", "--scheme", "sync", "--m", "4", "--delay", "pareto(xm=1, alpha=0.9)",
                        "--iterations", "1000", "--seed", "2", "--json")
     assert code == 0
     d = json.loads(out)
@@ -49,14 +97,14 @@ def test_runtime_json_null_value_when_infinite():
 
 
 def test_runtime_human_output_and_random_seed_is_printed():
-    code, out, _ = run("runtime", "--scheme", "async", "--m", "8", "--delay", "exp(rate=1)",
+    code, out, _ = cli("runtime", "--scheme", "async", "--m", "8", "--delay", "exp(rate=1)",
                        "--iterations", "5000")
     assert code == 0
     assert "analytic" in out and "monte carlo" in out and "seed" in out and "staleness" in out
 
 
 def test_local_sgd_json_has_h():
-    code, out, err = run("runtime", "--scheme", "local-sgd", "--m", "4", "--H", "3", "--comm-delay", "0.5",
+    code, out, err = cli("runtime", "--scheme", "local-sgd", "--m", "4", "--H", "3", "--comm-delay", "0.5",
                          "--delay", "uniform(low=1, high=2)", "--iterations", "2000", "--seed", "3", "--json")
     assert code == 0, err
     d = json.loads(out)
@@ -90,7 +138,7 @@ def test_local_sgd_json_has_h():
     (["--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", "--seed", "1.5"], "seed"),
 ])
 def test_runtime_bad_input_exits_2_with_one_line(args, names):
-    code, out, err = run("runtime", *args)
+    code, out, err = cli("runtime", *args)
     assert code == 2
     assert out == ""
     lines = err.strip().splitlines()
@@ -123,7 +171,7 @@ def test_error_json_contract_fresh_scheme():
 
 
 def test_error_json_async_reports_staleness_and_uses_measured_p0():
-    code, out, err = run("error", "--scheme", "async", "--m", "4", "--delay", "exp(rate=1)",
+    code, out, err = cli("error", "--scheme", "async", "--m", "4", "--delay", "exp(rate=1)",
                          *ERROR_ARGS, "--json")
     assert code == 0, err
     d = json.loads(out)
@@ -141,7 +189,7 @@ def test_error_bad_input_exits_2(change, name):
     args = list(ERROR_ARGS)
     i = args.index(change[0])
     args[i + 1] = change[1]
-    code, out, err = run("error", "--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", *args)
+    code, out, err = cli("error", "--scheme", "sync", "--m", "4", "--delay", "exp(rate=1)", *args)
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and name in err and "Traceback" not in err
 
@@ -149,13 +197,13 @@ def test_error_bad_input_exits_2(change, name):
 def test_trace_with_huge_values_exits_2_naming_the_line(tmp_path):
     p = tmp_path / "t.csv"
     p.write_text("1\n2\n1e308\n")
-    code, out, err = run("runtime", "--scheme", "sync", "--m", "4", "--delay", f"empirical(file={p})")
+    code, out, err = cli("runtime", "--scheme", "sync", "--m", "4", "--delay", f"empirical(file={p})")
     assert code == 2 and out == "" and "line 3" in err and len(err.strip().splitlines()) == 1
 
 
 def test_the_largest_seed_is_printed_exactly():
     seed = 2**63 - 1  # float(seed) == 2**63, outside the domain: the old check refused it
-    code, out, err = run("runtime", "--scheme", "async", "--m", "3", "--delay", "exp(rate=1)",
+    code, out, err = cli("runtime", "--scheme", "async", "--m", "3", "--delay", "exp(rate=1)",
                          "--iterations", "500", "--seed", str(seed), "--json")
     assert code == 0, err
     assert json.loads(out)["monte_carlo"]["seed"] == seed

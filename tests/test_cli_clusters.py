@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.test_cli import run
+from tests.test_cli import cli as run  # main() in a kept child process: no interpreter a call
 
 
 def write_pai(path, t: np.ndarray, prefix: str):  # type: ignore[no-untyped-def]

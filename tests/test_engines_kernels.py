@@ -16,7 +16,7 @@ import pytest
 from distsgd import jit
 from distsgd.delays import Delay, parse_delay
 from distsgd.delays.empirical import Empirical
-from distsgd.engines import kernels, renewal
+from distsgd.engines import renewal, runtime_kernels
 
 # an empirical trace with repeated values: pushers that restart together often finish together
 TRACE = Empirical.from_values([1.0, 1.0, 1.0, 2.0, 2.0, 3.5], name="ties")
@@ -141,7 +141,7 @@ def test_previous_push_kernel_matches_numpy(m: int) -> None:
 
 def test_kernels_release_the_gil() -> None:
     """Compiled kernels are nogil (DESIGN §11); the uncompiled function stays reachable."""
-    for fn in (kernels.kasync_steps, kernels.previous_pushes, kernels.kbatch_sync_kth):
+    for fn in (runtime_kernels.kasync_steps, runtime_kernels.previous_pushes, runtime_kernels.kbatch_sync_kth):
         assert callable(fn.py_func)
         if jit.ENABLED:
             assert fn.targetoptions.get("nogil") is True
@@ -167,5 +167,5 @@ def test_kbatch_sync_kernel_matches_heapq(law: str, m: int, K: int) -> None:
     popped among equal times does not change the multiset, so the results are equal exactly)."""
     draws = LAWS[law].sample(np.random.default_rng(m * 1000 + K), (40, m + K - 1))
     out = np.empty(40)
-    kernels.kbatch_sync_kth(draws, m, K, out)
+    runtime_kernels.kbatch_sync_kth(draws, m, K, out)
     np.testing.assert_array_equal(out, [_kth_by_heapq(r, m, K) for r in draws])

@@ -11,7 +11,7 @@ import pytest
 
 from distsgd import jit, limits, make_scheme, parse_delay
 from distsgd.error import LearningRate, Problem, simulate_error
-from distsgd.error import kernels as kn
+from distsgd.error import sgd_kernels as kn
 from distsgd.error import simulate as sim_mod
 from distsgd.montecarlo import simulate_updates
 

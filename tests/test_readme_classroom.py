@@ -4,9 +4,9 @@ its stale single-gradient updates leave a higher error floor."""
 
 import json
 import math
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.test_cli import cli
 
 ROOT = Path(__file__).resolve().parent.parent
 ARGS = ["--m", "16", "--delay", "exp(rate=1)", "--eta", "0.05", "--L", "2", "--mu", "0.5", "--sigma2", "1",
@@ -15,10 +15,9 @@ ARGS = ["--m", "16", "--delay", "exp(rate=1)", "--eta", "0.05", "--L", "2", "--m
 
 
 def run(scheme):
-    p = subprocess.run([sys.executable, "-m", "distsgd", "error", "--scheme", scheme, *ARGS],
-                       capture_output=True, text=True, cwd=ROOT, timeout=300, check=False)
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+    code, out, err = cli("error", "--scheme", scheme, *ARGS, timeout=300)  # main() in a kept child process
+    assert code == 0, err
+    return json.loads(out)
 
 
 def first_time(d, eps, key):

@@ -14,7 +14,7 @@ import distsgd.fit as fit_module
 from distsgd.delays import parse_delay
 from distsgd.fit import SUBSAMPLE, fit_laws, fit_report
 from distsgd.traces import load_trace
-from tests.test_cli import run
+from tests.test_cli import cli as run  # main() in a kept child process: no interpreter a call
 from tests.test_cli_clusters import write_pai
 
 KEYS = {"workers", "steps", "dropped_steps", "duplicates", "per_worker", "stragglers", "fits"}

@@ -71,31 +71,31 @@ def test_time_to_target_is_the_bound_s_iterations_times_each_reading_s_runtime()
     J = _sync_iterations(K=4)
     for reading in ("replay", "per-worker laws", "i.i.d. fit"):
         r = rows[reading, "sync"]
-        assert r["target_source"] == "bound"
-        assert r["target_time"] == pytest.approx(J * r["analytic"], rel=1e-9)
+        assert r["bound_note"] == "bound"
+        assert r["bound_time_to_target"] == pytest.approx(J * r["analytic"], rel=1e-9)
     dropped = rows["stragglers dropped", "sync"]  # three workers: three gradients per update
-    assert dropped["target_time"] == pytest.approx(_sync_iterations(K=3) * dropped["analytic"], rel=1e-9)
+    assert dropped["bound_time_to_target"] == pytest.approx(_sync_iterations(K=3) * dropped["analytic"], rel=1e-9)
     # async: floor ηLσ²/(2μγ'b) with γ' = 1 − γ + p₀/2 ≤ 1 is ≥ 0.1 > ε here: never
     a = rows["replay", "async"]
-    assert math.isinf(a["target_time"]) and a["target_source"] == "bound (ε is below its floor)"
+    assert math.isinf(a["bound_time_to_target"]) and a["bound_note"] == "bound (ε is below its floor)"
     # above the floor: J uses p₀ measured by the run (fresh fraction), so it exists and is finite
     trace = trace_from_times(_trace())
     r = what_if(trace, ["async"], 2, 1, seed=1, problem=PROBLEM, eps=0.5, gamma=0.5)[0][0]
     other = simulate_runtime(make_scheme("async", 4), make_cluster(trace=trace, trace_mode="replay"), 20_000, seed=9)
-    assert r["target_p0"] == pytest.approx(other.fresh_fraction, abs=0.03)  # measured, not assumed
-    p, gp = PROBLEM, 1 - 0.5 + r["target_p0"] / 2
+    assert r["p0"] == pytest.approx(other.fresh_fraction, abs=0.03)  # measured, not assumed
+    p, gp = PROBLEM, 1 - 0.5 + r["p0"] / 2
     floor = p.eta * p.L * p.sigma2 / (2 * p.mu * gp * p.b)
     J = math.log((0.5 - floor) / (p.f0 - floor)) / math.log(1 - p.eta * p.mu * gp)
     runtime = r["analytic"] if r["kind"] in ("exact", "numerical") else r["mc_mean"]
-    assert r["target_source"] == "bound" and r["target_time"] == pytest.approx(J * runtime, rel=1e-9)
+    assert r["bound_note"] == "bound" and r["bound_time_to_target"] == pytest.approx(J * runtime, rel=1e-9)
 
 
 def test_no_problem_no_target_column_and_an_unreachable_target_is_infinite() -> None:
     trace = trace_from_times(_trace())
     rows, _ = what_if(trace, ["sync"], 2, 1, seed=1)
-    assert all("target_time" not in r for r in rows)
+    assert all("bound_time_to_target" not in r for r in rows)
     rows, _ = what_if(trace, ["sync"], 2, 1, seed=1, problem=PROBLEM, eps=1e-6)  # below the floor
-    assert all(math.isinf(r["target_time"]) for r in rows)
+    assert all(math.isinf(r["bound_time_to_target"]) for r in rows)
 
 
 def test_a_trace_without_stragglers_skips_the_last_two_readings_with_the_reason() -> None:

@@ -40,8 +40,8 @@ def _error_rows() -> list[dict[str, Any]]:
 
 
 def _target_rows() -> list[dict[str, Any]]:
-    return [{"scheme": "k-sync", "K": k, "x": k, "bound_time": 10.0 / k + k, "simulated_time": 8.0 / k + k,
-             "simulated_low": 7.0 / k + k, "simulated_high": 9.0 / k + k} for k in (1, 2, 4, 8)]
+    return [{"scheme": "k-sync", "K": k, "x": k, "bound_time_to_target": 10.0 / k + k, "time_to_target": 8.0 / k + k,
+             "time_to_target_low": 7.0 / k + k, "time_to_target_high": 9.0 / k + k} for k in (1, 2, 4, 8)]
 
 
 def _trace() -> Any:

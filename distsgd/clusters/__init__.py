@@ -33,7 +33,7 @@ def parse_workers(text: str) -> Groups:
     """``"N1*SPEC1 + N2*SPEC2 + …"`` → :class:`Groups` (a ``+`` inside a spec's parentheses is
     not a separator); a ParameterError names ``workers``."""
     if not isinstance(text, str) or not text.strip():
-        raise ParameterError("workers", "expected groups like '6*exp(rate=1) + 2*exp(rate=0.5)'")
+        raise ParameterError("workers", "expected_groups")
     parts, depth, cur = [], 0, ""
     for ch in text:
         depth += (ch == "(") - (ch == ")")
@@ -47,11 +47,11 @@ def parse_workers(text: str) -> Groups:
     for i, part in enumerate(parts):
         count, star, spec = part.strip().partition("*")
         if not star or not count.strip().isdigit() or not spec.strip():
-            raise ParameterError("workers", f"group #{i + 1} {part.strip()!r} is not N*SPEC (e.g. 4*exp(rate=1))")
+            raise ParameterError("workers", "group_not_spec", n=i + 1, group=part.strip())
         try:
             delay = parse_delay(spec.strip())
         except ParameterError as exc:
-            raise ParameterError("workers", f"group #{i + 1}: {exc}") from None
+            raise ParameterError("workers", "in_group", n=i + 1, error=exc) from None
         groups.append(Group(M.check(int(count), "workers"), delay))
     return Groups(tuple(groups))
 
@@ -78,7 +78,7 @@ def make_cluster(*, m: int | None = None, delay: Delay | str | None = None, slow
                       slow_fraction=slow_fraction, persistence=persistence, workers=workers)
     for name, v in (("trace_mode", trace_mode), ("trace_columns", trace_columns)):
         if v is not None:
-            raise ParameterError(name, "needs trace (a measured trace)")
+            raise ParameterError(name, "needs_trace")
     if isinstance(delay, str):
         delay = parse_delay(delay)
     if workers is not None:
@@ -91,15 +91,14 @@ def _one_law(m: int | None, delay: Delay | None, slow: int | None, slowdown: flo
              slow_fraction: float | None, persistence: float | None) -> Cluster:
     """i.i.d., static stragglers or Markov slowdowns: m workers of one law."""
     if delay is None:
-        raise ParameterError("delay", "give a delay law (or workers=…)")
+        raise ParameterError("delay", "give_delay")
     check_delay(delay)
     if m is None:
-        raise ParameterError("m", "give the number of workers")
+        raise ParameterError("m", "give_m")
     if slow is not None and slow_fraction is not None:
-        raise ParameterError("slow_fraction",
-                             "either slow workers (slow) or random slowdowns (slow_fraction), not both")
+        raise ParameterError("slow_fraction", "slow_or_fraction")
     if (slow is not None or slow_fraction is not None) and slowdown is None:
-        raise ParameterError("slowdown", "give how many times longer a slow mini-batch takes (s ≥ 1)")
+        raise ParameterError("slowdown", "give_slowdown")
     if slow is not None:
         assert slowdown is not None
         return Static(delay, m, slow, slowdown)
@@ -107,19 +106,19 @@ def _one_law(m: int | None, delay: Delay | None, slow: int | None, slowdown: flo
         assert slowdown is not None
         return Markov(delay, m, slow_fraction, 0.0 if persistence is None else persistence, slowdown)
     if persistence is not None:
-        raise ParameterError("persistence", "needs slow_fraction (random slowdowns)")
+        raise ParameterError("persistence", "persistence_needs_fraction")
     if slowdown is not None:
-        raise ParameterError("slowdown", "needs slow (slow workers) or slow_fraction (random slowdowns)")
+        raise ParameterError("slowdown", "slowdown_needs_slow")
     return IID(delay, m)
 
 
 def _trace(trace: Any, mode: str | None, columns: Any, m: int | None, **others: Any) -> TraceCluster:
     for name, v in others.items():
         if v is not None:
-            raise ParameterError(name, "cannot be combined with trace (the trace gives every worker's times)")
+            raise ParameterError(name, "not_with_trace")
     if isinstance(trace, Trace):
         if columns is not None:
-            raise ParameterError("trace_columns", "the trace is already loaded")
+            raise ParameterError("trace_columns", "trace_loaded")
         t = trace
     elif isinstance(trace, np.ndarray):
         t = trace_from_times(trace)
@@ -133,10 +132,10 @@ def _trace(trace: Any, mode: str | None, columns: Any, m: int | None, **others: 
 def _groups(workers: str | Groups, m: int | None, **others: Any) -> Groups:
     for name, v in others.items():
         if v is not None:
-            raise ParameterError(name, "cannot be combined with workers (each group gives its own law)")
+            raise ParameterError(name, "not_with_workers")
     g = workers if isinstance(workers, Groups) else parse_workers(workers)
     if m is not None and M.check(m, "m") != g.m:
-        raise ParameterError("m", f"the groups have {g.m} workers, not {m}")
+        raise ParameterError("m", "groups_m", groups=g.m, m=m)
     return g
 
 
@@ -147,11 +146,10 @@ def as_cluster(delay_or_cluster: Any, m: int) -> Cluster:
     if isinstance(delay_or_cluster, Delay):
         return IID(delay_or_cluster, m)
     if not isinstance(delay_or_cluster, Cluster):
-        raise ParameterError("delay", "expected a Delay from parse_delay or a Cluster from make_cluster "
-                             f"(got {type(delay_or_cluster).__name__})")
+        raise ParameterError("delay", "expected_source_law", type=type(delay_or_cluster).__name__)
     c = delay_or_cluster
     if c.m != m:
-        raise ParameterError("m", f"the scheme has m = {m} workers, the cluster {c.m}")
+        raise ParameterError("m", "cluster_m", m=m, cluster=c.m)
     return c
 
 
@@ -191,10 +189,10 @@ class Stragglers:
 
     def __post_init__(self) -> None:
         if self.kind not in STRAGGLER_KINDS:
-            raise ParameterError("stragglers", f"one of {', '.join(STRAGGLER_KINDS)} (got {self.kind!r})")
+            raise ParameterError("stragglers", "one_of_bare", choices=", ".join(STRAGGLER_KINDS), value=self.kind)
         check_delay(self.delay)
         if self.kind == "trace" and self.trace is None:
-            raise ParameterError("trace", "give a trace")
+            raise ParameterError("trace", "give_trace")
         self.at(self.m or 1)  # every parameter checked once, here
 
     @property

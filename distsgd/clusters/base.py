@@ -142,5 +142,5 @@ def scaled(delay: Delay, s: float) -> Delay:
     try:
         return delay.scaled(s)
     except ParameterError as exc:
-        raise ParameterError("slowdown", f"{s:g} × {delay.label} is outside the law's domain ({exc})") from None
+        raise ParameterError("slowdown", "slowdown_outside", s=s, law=delay.label, error=exc) from None
 

@@ -107,7 +107,7 @@ class Static(_Slowed):
         super().__post_init__()
         b = SLOW.check(self.slow, "slow")
         if b > self.workers:
-            raise ParameterError("slow", f"at most m = {self.workers} workers can be slow (got {b})")
+            raise ParameterError("slow", "too_many_slow", m=self.workers, slow=b)
         object.__setattr__(self, "slow", b)
 
     @property
@@ -151,10 +151,10 @@ class Groups(Cluster):
     def __post_init__(self) -> None:
         parts = tuple(self.parts) if isinstance(self.parts, (tuple, list)) else None
         if not parts:
-            raise ParameterError("workers", "give at least one group N*SPEC")
+            raise ParameterError("workers", "give_group")
         for i, g in enumerate(parts):
             if not isinstance(g, Group):
-                raise ParameterError("workers", f"group #{i + 1} must be a Group (got {type(g).__name__})")
+                raise ParameterError("workers", "group_type", n=i + 1, type=type(g).__name__)
             M.check(g.count, "workers")
             check_delay(g.delay)
         M.check(sum(g.count for g in parts), "m")
@@ -245,7 +245,7 @@ class Markov(_Slowed):
         if self.trivial:
             return x, None
         if state is None or state.ndim != 1 or state.size % self.workers or state.size <= np.max(slots, initial=-1):
-            raise ParameterError("state", "expected the state from start() of this cluster")
+            raise ParameterError("state", "cluster_state")
         # before job d ≥ 1 the state is redrawn with probability 1 − ρ; job 0 takes the carried state
         redraw = rng.random((n, depth)) >= self.persistence
         redraw[:, 0] = False

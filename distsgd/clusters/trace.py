@@ -42,22 +42,20 @@ class TraceCluster(Cluster):
 
     def __post_init__(self) -> None:
         if self.mode not in TRACE_MODES:
-            raise ParameterError("trace_mode", f"one of {', '.join(TRACE_MODES)} (got {self.mode!r})")
+            raise ParameterError("trace_mode", "one_of_bare", choices=", ".join(TRACE_MODES), value=self.mode)
         t = self.trace
         if t.layout == "column":
             if self.mode != "pooled":
-                raise ParameterError("trace_mode", f"{t.name} has times only (no worker column): only "
-                                     "'pooled' can use it")
+                raise ParameterError("trace_mode", "trace_times_only", trace=t.name)
             if self.workers is None:
-                raise ParameterError("m", f"{t.name} has times only: give the number of workers m")
+                raise ParameterError("m", "trace_give_m", trace=t.name)
             object.__setattr__(self, "workers", M.check(self.workers, "m"))
             return
         if self.workers is not None and M.check(self.workers, "m") != t.m:
-            raise ParameterError("m", f"the trace {t.name} has {t.m} workers, not {self.workers}")
+            raise ParameterError("m", "trace_m", trace=t.name, workers=t.m, m=self.workers)
         object.__setattr__(self, "workers", M.check(t.m, "m"))
         if self.mode == "replay" and t.times.shape[1] == 0:
-            raise ParameterError("trace", f"{t.name} has no step at which every worker has a time: it cannot "
-                                 "be replayed (use per-worker or pooled)")
+            raise ParameterError("trace", "trace_no_complete_step", trace=t.name)
 
     @property
     def m(self) -> int:
@@ -121,7 +119,7 @@ class TraceCluster(Cluster):
             x, _ = sample_groups(groups, self.m, rng, slots, depth)
             return x, flags(self._stragglers[np.asarray(slots) % self.m], depth)
         if state is None or state.size % self.m or state.size <= np.max(slots, initial=-1):
-            raise ParameterError("state", "expected the state from start() of this cluster")
+            raise ParameterError("state", "cluster_state")
         t = self.trace.times
         S = t.shape[1]
         w = np.asarray(slots) % self.m

@@ -20,18 +20,22 @@ from typing import Any
 
 from .. import limits
 from ..params import ParameterError
-from .base import SHIFT, Delay
+from .base import SHIFT, Delay, ParamView
 from .empirical import EMPIRICAL_MAX_BYTES, EMPIRICAL_MAX_VALUES, Empirical
 from .families import Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 
 __all__ = [
     "Delay", "Exponential", "Pareto", "LogNormal", "TruncatedNormal", "Weibull", "Uniform", "Empirical",
-    "parse_delay", "check_delay", "DELAY_NAMES", "SHIFT", "EMPIRICAL_MAX_VALUES", "EMPIRICAL_MAX_BYTES",
+    "parse_delay", "check_delay", "DELAY_NAMES", "FAMILIES", "ParamView", "SHIFT", "EMPIRICAL_MAX_VALUES",
+    "EMPIRICAL_MAX_BYTES",
 ]
 
 # -- spec strings ------------------------------------------------------------------------
 
-_FAMILIES: dict[str, type[Delay]] = {
+#: the registry: spec name → family class, in the order the dashboard lists them.  A new family is
+#: one class and one entry here; what the dashboard shows of it (its label, its parameters'
+#: controls) is declared on the class (``TITLES``, ``VIEWS``: :class:`~distsgd.delays.base.ParamView`)
+FAMILIES: dict[str, type[Delay]] = {
     "exp": Exponential,
     "shifted-exp": Exponential,
     "pareto": Pareto,
@@ -41,6 +45,7 @@ _FAMILIES: dict[str, type[Delay]] = {
     "uniform": Uniform,
     "empirical": Empirical,
 }
+_FAMILIES = FAMILIES
 _ALIASES = {"exponential": "exp", "shifted-exponential": "shifted-exp", "shifted_exp": "shifted-exp",
             "truncnorm": "normal", "truncated-normal": "normal", "trace": "empirical"}
 DELAY_NAMES: tuple[str, ...] = tuple(_FAMILIES)
@@ -61,23 +66,23 @@ _SPEC_RE = re.compile(r"^\s*([A-Za-z][\w-]*)\s*(?:\((.*)\))?\s*$", re.S)
 def check_delay(delay: object) -> Delay:
     """``delay`` itself if it is a Delay, else a ParameterError naming ``delay``."""
     if not isinstance(delay, Delay):
-        raise ParameterError("delay", f"expected a Delay from parse_delay (got {type(delay).__name__})")
+        raise ParameterError("delay", "expected_delay", type=type(delay).__name__)
     return delay
 
 
 def _split_spec(spec: object) -> tuple[str, str, str | None]:
     """(family name, the name as written, the text between the parentheses) of a spec string."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ParameterError("delay", f"expected a spec such as 'exp(rate=1)' (got {spec!r})")
+        raise ParameterError("delay", "expected_spec", value=spec)
     if len(spec) > limits.SPEC_MAX_CHARS:
-        raise ParameterError("delay", f"spec is longer than {limits.SPEC_MAX_CHARS} characters")
+        raise ParameterError("delay", "spec_too_long", cap=limits.SPEC_MAX_CHARS)
     m = _SPEC_RE.match(spec)
     if not m or spec.count("(") != spec.count(")"):
-        raise ParameterError("delay", f"malformed spec {spec.strip()[:80]!r}: expected name(key=value, ...)")
+        raise ParameterError("delay", "spec_malformed", spec=spec.strip()[:80])
     raw_name = m.group(1).lower()
     name = _ALIASES.get(raw_name, raw_name)
     if name not in _FAMILIES:
-        raise ParameterError("delay", f"unknown distribution {raw_name!r}; choose one of {', '.join(DELAY_NAMES)}")
+        raise ParameterError("delay", "unknown_family", name=raw_name, choices=", ".join(DELAY_NAMES))
     return name, raw_name, m.group(2)
 
 
@@ -86,15 +91,15 @@ def _arguments(name: str, body: str | None, keys: dict[str, str]) -> dict[str, s
     args: dict[str, str] = {}
     for part in body.split(",") if body and body.strip() else []:
         if "=" not in part:
-            raise ParameterError("delay", f"malformed argument {part.strip()!r} in {name}(...): expected key=value")
+            raise ParameterError("delay", "argument_malformed", argument=part.strip(), family=name)
         k, v = (s.strip() for s in part.split("=", 1))
         k = k.lower()
         if k not in keys:
-            raise ParameterError(k or "delay", f"not a parameter of {name}; expected {', '.join(keys)}")
+            raise ParameterError(k or "delay", "not_a_family_parameter", family=name, keys=", ".join(keys))
         if k in args:
-            raise ParameterError(k, f"given twice in {name}(...)")
+            raise ParameterError(k, "given_twice", family=name)
         if not v:
-            raise ParameterError(k, f"has no value in {name}(...)")
+            raise ParameterError(k, "no_value", family=name)
         args[k] = v
     return args
 
@@ -116,12 +121,12 @@ def parse_delay(spec: str) -> Delay:
     args = _arguments(name, body, keys)
     if name == "empirical":
         if "file" not in args:
-            raise ParameterError("file", "missing: empirical(file=path) needs a file of measured times")
+            raise ParameterError("file", "empirical_needs_file")
         return Empirical.from_file(args["file"], shift=SHIFT.check(args.get("shift", 0.0), "shift"))
     required = [k for k in keys if k not in ("shift", "file")] + (["shift"] if name == "shifted-exp" else [])
     for k in required:
         if k not in args:
-            raise ParameterError(k, f"missing: {name} needs {', '.join(required)}")
+            raise ParameterError(k, "family_needs", family=name, keys=", ".join(required))
     domains = {d.name: d for d in cls.PARAMS + (SHIFT,)}
     values: dict[str, Any] = {keys[k]: domains[k].check(v, k) for k, v in args.items()}
     return cls(**values)

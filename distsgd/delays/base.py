@@ -25,9 +25,9 @@ from ..params import Domain, ParameterError
 from ..params import shortest as _fmt
 from ..random import generator
 
-__all__ = ["Delay", "SHIFT"]
+__all__ = ["Delay", "SHIFT", "ParamView"]
 
-# Domains are declared once, here, next to each family (DESIGN §6).  Their bounds keep every
+# Domains are declared once, here, next to each family (DESIGN §2.1).  Their bounds keep every
 # law *representable*: samples, their squares and sums of 1e7 of them stay finite, the mean
 # and variance are finite floats unless truly infinite (never NaN).  The reasons for each
 # bound are in distsgd/limits.py: time scales within [TIME_SCALE_MIN, TIME_SCALE_MAX] =
@@ -39,6 +39,20 @@ assert (1e-6, 1e9) == (1 / _T_MAX, round(1 / _T_MIN)), "the rate domain below is
 SHIFT = Domain("shift", 0.0, _T_MAX, symbol="Δ", doc="constant part of every delay (Δ + Y)")
 
 
+@dataclass(frozen=True)
+class ParamView:
+    """How a dashboard shows one parameter of a family (the library itself never reads it): the
+    control's ``key`` (also its URL key), its ``label`` (an English message id, translated where a
+    catalogue has it), the ``default`` value, the slider's ``step`` and a ``help`` text ("": none).
+    The range is the parameter's :class:`~distsgd.params.Domain`, which the dashboard may narrow."""
+
+    key: str
+    label: str
+    default: float
+    step: float = 0.01
+    help: str = ""
+
+
 #: the variable of a shifted density: f(x) = g(x − Δ)
 _SHIFTED_VAR = "(x-\\Delta)"
 
@@ -48,16 +62,16 @@ def _array(x: Any, name: str) -> np.ndarray:
     try:
         a = np.asarray(x, dtype=float)
     except (TypeError, ValueError, OverflowError):
-        raise ParameterError(name, f"must be a number or an array of numbers (got {type(x).__name__})") from None
+        raise ParameterError(name, "not_numbers", type=type(x).__name__) from None
     if np.isnan(a).any():
-        raise ParameterError(name, "must not be NaN")
+        raise ParameterError(name, "not_nan")
     return a
 
 
 def _probabilities(q: Any, name: str = "q") -> np.ndarray:
     a = _array(q, name)
     if not (np.all(a >= 0.0) and np.all(a <= 1.0)):
-        raise ParameterError(name, "probabilities must lie in [0, 1]")
+        raise ParameterError(name, "probabilities")
     return a
 
 
@@ -70,14 +84,13 @@ def _size(size: Any) -> Any:
     total = 1
     for d in dims:
         if isinstance(d, (bool, np.bool_)) or not isinstance(d, (int, np.integer)):
-            raise ParameterError("size", f"must be an int or a tuple of ints (got {size!r})")
+            raise ParameterError("size", "size_type", size=size)
         if d < 0:
-            raise ParameterError("size", f"must not be negative (got {size!r})")
+            raise ParameterError("size", "size_negative", size=size)
         out.append(int(d))
         total *= int(d)
     if total > limits.MAX_SAMPLE_SIZE:
-        raise ParameterError("size", f"at most {limits.MAX_SAMPLE_SIZE} values per call (got {total}); "
-                                     "draw in chunks")
+        raise ParameterError("size", "size_cap", cap=limits.MAX_SAMPLE_SIZE, total=total)
     return tuple(out) if isinstance(size, (tuple, list)) else out[0]
 
 
@@ -94,6 +107,14 @@ class Delay(ABC):
     #: how each field moves when every time is multiplied by s (:meth:`scaled`): a time is
     #: multiplied by s, a rate divided by s, a log-location shifted by log s
     SCALING: ClassVar[dict[str, str]] = {}
+    # -- what a dashboard shows (declared here, so a new family reaches it with no other edit) --
+    #: the dashboard's label of each spec name the class is registered under (English); a name
+    #: not here is shown as itself
+    TITLES: ClassVar[dict[str, str]] = {}
+    #: spec names under which the dashboard offers no shift Δ (``exp``: the plain exponential)
+    UNSHIFTED: ClassVar[tuple[str, ...]] = ()
+    #: each parameter's :class:`ParamView` by spec keyword; :meth:`views` makes one for the others
+    VIEWS: ClassVar[dict[str, ParamView]] = {}
 
     def __post_init__(self) -> None:
         for dom in self.PARAMS + (SHIFT,):
@@ -117,6 +138,15 @@ class Delay(ABC):
         return self._dist.ppf(rng.random(size))
 
     # -- public interface ---------------------------------------------------------------
+    @classmethod
+    def views(cls) -> tuple[ParamView, ...]:
+        """How a dashboard shows each parameter of :attr:`PARAMS`, in order: the declared
+        :attr:`VIEWS` entry, else key ``<family>_<keyword>``, label ``<family> <symbol>``, the
+        domain's value nearest 1 as default, a step of 1 (integer) or 0.01."""
+        return tuple(cls.VIEWS.get(d.name) or ParamView(f"{cls.name}_{d.name}", f"{cls.name} {d.symbol or d.name}",
+                                                        d.clamp(1.0), 1.0 if d.integer else 0.01)
+                     for d in cls.PARAMS)
+
     def parameters(self) -> dict[str, float]:
         """The family parameters by spec keyword (shift excluded), in declaration order."""
         return {d.name: getattr(self, self.FIELDS.get(d.name, d.name)) for d in self.PARAMS}

@@ -78,28 +78,28 @@ class Empirical(Delay):
     name: ClassVar[str] = "empirical"
     PARAMS: ClassVar[tuple[Domain, ...]] = ()
     SCALING: ClassVar[dict[str, str]] = {"values": "time"}
+    TITLES: ClassVar[dict[str, str]] = {"empirical": "measured trace (upload)"}
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if not isinstance(self.file, str):
-            raise ParameterError("file", f"must be a file name (got {type(self.file).__name__})")
+            raise ParameterError("file", "file_name_type", type=type(self.file).__name__)
         raw = self.values
         size = getattr(raw, "size", None)
         if isinstance(size, (int, np.integer)) and size > EMPIRICAL_MAX_VALUES:
-            raise ParameterError("file", f"a trace may hold at most {EMPIRICAL_MAX_VALUES} values (got {size})")
+            raise ParameterError("file", "trace_values_cap", cap=EMPIRICAL_MAX_VALUES, count=int(size))
         try:
             v = np.array(raw, dtype=float).ravel()
         except (TypeError, ValueError, OverflowError):
-            raise ParameterError("file", f"a trace must be numbers (got {type(raw).__name__})") from None
+            raise ParameterError("file", "trace_not_numbers", type=type(raw).__name__) from None
         if v.size < 2:
-            raise ParameterError("file", f"a trace needs at least 2 values (got {v.size})")
+            raise ParameterError("file", "trace_too_few", count=v.size)
         if v.size > EMPIRICAL_MAX_VALUES:
-            raise ParameterError("file", f"a trace may hold at most {EMPIRICAL_MAX_VALUES} values (got {v.size})")
+            raise ParameterError("file", "trace_values_cap", cap=EMPIRICAL_MAX_VALUES, count=v.size)
         bad = np.flatnonzero(~((v > 0) & (v <= limits.MAX_TRACE_TIME)))
         if bad.size:
             i = int(bad[0])
-            raise ParameterError("file", f"value #{i + 1} ({v[i]!r}): every time in a trace must be "
-                                         f"{TRACE_TIME.describe()}")
+            raise ParameterError("file", "trace_bad_value", n=i + 1, value=v[i], range=TRACE_TIME.phrase())
         v.setflags(write=False)
         object.__setattr__(self, "values", v)
 
@@ -110,7 +110,7 @@ class Empirical(Delay):
     @classmethod
     def from_text(cls, text: str, name: str = "<data>", shift: float = 0.0) -> Empirical:
         if not isinstance(text, str):
-            raise ParameterError("file", f"expected text (got {type(text).__name__})")
+            raise ParameterError("file", "expected_text", type=type(text).__name__)
         return cls.from_values(_parse_trace(text), name=name, shift=shift)
 
     @classmethod
@@ -122,34 +122,35 @@ class Empirical(Delay):
         and at most the byte cap + 1 bytes are read.
         """
         if not isinstance(path, (str, os.PathLike)):
-            raise ParameterError("file", f"expected a path (got {type(path).__name__})")
+            raise ParameterError("file", "expected_path", type=type(path).__name__)
         path = os.fspath(path)
         shown = path if len(path) <= 200 else path[:200] + "…"
         if "\x00" in path:
-            raise ParameterError("file", f"cannot read {shown!r}: not a valid path")
+            raise ParameterError("file", "path_invalid", path=shown)
         try:
             st = os.stat(path)
         except (OSError, ValueError) as exc:
-            raise ParameterError("file", f"cannot read {shown!r}: {getattr(exc, 'strerror', None) or exc}") from None
+            why = str(getattr(exc, "strerror", None) or exc)
+            raise ParameterError("file", "path_unreadable", path=shown, why=why) from None
         if not stat.S_ISREG(st.st_mode):
-            raise ParameterError("file", f"cannot read {shown!r}: not a regular file")
+            raise ParameterError("file", "path_not_regular", path=shown)
         if st.st_size > EMPIRICAL_MAX_BYTES:
-            raise ParameterError("file", f"{shown!r} is larger than {EMPIRICAL_MAX_BYTES // 2**20} MiB")
+            raise ParameterError("file", "path_too_large", path=shown, mib=EMPIRICAL_MAX_BYTES // 2**20)
         try:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
         except OSError as exc:
-            raise ParameterError("file", f"cannot read {shown!r}: {exc.strerror or exc}") from None
+            raise ParameterError("file", "path_unreadable", path=shown, why=str(exc.strerror or exc)) from None
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):  # replaced since the stat above
-                raise ParameterError("file", f"cannot read {shown!r}: not a regular file")
+                raise ParameterError("file", "path_not_regular", path=shown)
             with os.fdopen(fd, "rb", closefd=False) as fh:
                 data = fh.read(EMPIRICAL_MAX_BYTES + 1)
         except OSError as exc:
-            raise ParameterError("file", f"cannot read {shown!r}: {exc.strerror or exc}") from None
+            raise ParameterError("file", "path_unreadable", path=shown, why=str(exc.strerror or exc)) from None
         finally:
             os.close(fd)
         if len(data) > EMPIRICAL_MAX_BYTES:
-            raise ParameterError("file", f"{shown!r} is larger than {EMPIRICAL_MAX_BYTES // 2**20} MiB")
+            raise ParameterError("file", "path_too_large", path=shown, mib=EMPIRICAL_MAX_BYTES // 2**20)
         return cls.from_text(data.decode("utf-8", errors="replace"), name=path, shift=shift)
 
     @cached_property
@@ -270,13 +271,12 @@ def _parse_trace(text: str) -> np.ndarray:
             value = float(first)
         except ValueError:
             if out:  # only the first data line may be a header
-                raise ParameterError("file", f"line {lineno}: {first[:40]!r} is not a number") from None
+                raise ParameterError("file", "line_not_number", line=lineno, text=first[:40]) from None
             continue
         if not (0 < value <= limits.MAX_TRACE_TIME):
-            raise ParameterError("file", f"line {lineno}: {first[:40]!r} is not a time in "
-                                         f"(0, {_fmt(limits.MAX_TRACE_TIME)}] (every time in a trace must be "
-                                         "a finite number > 0)")
+            raise ParameterError("file", "line_not_time", line=lineno, text=first[:40],
+                                         high=_fmt(limits.MAX_TRACE_TIME))
         out.append(value)
         if len(out) > EMPIRICAL_MAX_VALUES:
-            raise ParameterError("file", f"a trace may hold at most {EMPIRICAL_MAX_VALUES} values")
+            raise ParameterError("file", "trace_values_cap_reached", cap=EMPIRICAL_MAX_VALUES)
     return np.asarray(out, dtype=float)

@@ -17,7 +17,7 @@ from .. import limits
 from ..estimate import Estimate, infinite
 from ..params import Domain, ParameterError
 from ..params import shortest as _fmt
-from .base import _T_MAX, _T_MIN, Delay
+from .base import _T_MAX, _T_MIN, Delay, ParamView
 
 __all__ = ["Exponential", "Pareto", "LogNormal", "TruncatedNormal", "Weibull", "Uniform"]
 
@@ -35,6 +35,9 @@ class Exponential(Delay):
     rate: float
     name: ClassVar[str] = "exp"
     SCALING: ClassVar[dict[str, str]] = {"rate": "rate"}
+    TITLES: ClassVar[dict[str, str]] = {"exp": "exponential", "shifted-exp": "shifted exponential Δ + Exp(λ)"}
+    UNSHIFTED: ClassVar[tuple[str, ...]] = ("exp",)
+    VIEWS: ClassVar[dict[str, ParamView]] = {"rate": ParamView("lam", "rate λ", 1.0)}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         # 1/λ is a time scale: λ in [1/TIME_SCALE_MAX, 1/TIME_SCALE_MIN] = [1e-6, 1e9]
         Domain("rate", 1e-6, 1e9, symbol="λ", doc="rate of the exponential part"),
@@ -110,6 +113,11 @@ class Pareto(Delay):
     alpha: float
     name: ClassVar[str] = "pareto"
     SCALING: ClassVar[dict[str, str]] = {"xm": "time"}
+    TITLES: ClassVar[dict[str, str]] = {"pareto": "Pareto (heavy tail)"}
+    VIEWS: ClassVar[dict[str, ParamView]] = {
+        "xm": ParamView("xm", "Pareto scale x_m", 1.0),
+        "alpha": ParamView("alpha", "Pareto tail α", 2.5, 0.05, "smaller is heavier; mean infinite for α ≤ 1"),
+    }
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         Domain("xm", _T_MIN, _T_MAX, symbol="x_m", doc="scale (minimum) of the Pareto"),
         # α ≥ 1/4: samples x_m·U^{-1/α} and sums of their squares stay finite (limits.py)
@@ -189,6 +197,9 @@ class LogNormal(Delay):
     sigma: float
     name: ClassVar[str] = "lognormal"
     SCALING: ClassVar[dict[str, str]] = {"mu": "log"}
+    TITLES: ClassVar[dict[str, str]] = {"lognormal": "lognormal"}
+    VIEWS: ClassVar[dict[str, ParamView]] = {"mu": ParamView("ln_mu", "lognormal μ", 0.0, 0.05),
+                                             "sigma": ParamView("ln_sigma", "lognormal σ", 1.0, 0.05)}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         # e^μ (the median) is a time scale; σ ≤ 10 keeps mean and variance finite (limits.py)
         Domain("mu", limits.LOGNORMAL_MU_MIN, limits.LOGNORMAL_MU_MAX, symbol="μ", doc="mean of log X"),
@@ -250,6 +261,9 @@ class TruncatedNormal(Delay):
     std_: float
     name: ClassVar[str] = "normal"
     SCALING: ClassVar[dict[str, str]] = {"mean_": "time", "std_": "time"}
+    TITLES: ClassVar[dict[str, str]] = {"normal": "normal, truncated at 0"}
+    VIEWS: ClassVar[dict[str, ParamView]] = {"mean": ParamView("n_mean", "normal mean μ", 1.0, 0.05),
+                                             "std": ParamView("n_std", "normal std σ", 0.5, 0.01)}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         Domain("mean", -_T_MAX, _T_MAX, symbol="μ", doc="mean of the untruncated normal"),
         Domain("std", _T_MIN, _T_MAX, symbol="σ", doc="std of the untruncated normal"),
@@ -261,8 +275,8 @@ class TruncatedNormal(Delay):
 
     def _check_joint(self) -> None:
         if self.mean_ / self.std_ < self.MIN_MEAN_STDS:
-            raise ParameterError("mean", f"mean/std must be ≥ {_fmt(self.MIN_MEAN_STDS)} so that P(N ≥ 0) is "
-                                         f"representable (got {_fmt(self.mean_ / self.std_)})")
+            raise ParameterError("mean", "mean_std_ratio", low=_fmt(self.MIN_MEAN_STDS),
+                                         value=_fmt(self.mean_ / self.std_))
 
     def _scipy(self) -> Any:
         return stats.truncnorm(a=-self.mean_ / self.std_, b=np.inf, loc=self.mean_, scale=self.std_)
@@ -323,6 +337,9 @@ class Weibull(Delay):
     scale: float
     name: ClassVar[str] = "weibull"
     SCALING: ClassVar[dict[str, str]] = {"scale": "time"}
+    TITLES: ClassVar[dict[str, str]] = {"weibull": "Weibull"}
+    VIEWS: ClassVar[dict[str, ParamView]] = {"shape": ParamView("w_shape", "Weibull shape k", 1.5, 0.05),
+                                             "scale": ParamView("w_scale", "Weibull scale s", 1.0, 0.01)}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         # k ≥ 0.02: Γ(1 + 2/k) (the variance) stays a finite float (limits.py)
         Domain("shape", limits.WEIBULL_SHAPE_MIN, 1e3, symbol="k", doc="shape; k < 1 is heavy-ish tailed"),
@@ -388,6 +405,9 @@ class Uniform(Delay):
     high: float
     name: ClassVar[str] = "uniform"
     SCALING: ClassVar[dict[str, str]] = {"low": "time", "high": "time"}
+    TITLES: ClassVar[dict[str, str]] = {"uniform": "uniform"}
+    VIEWS: ClassVar[dict[str, ParamView]] = {"low": ParamView("u_low", "uniform low a", 0.5, 0.05),
+                                             "high": ParamView("u_high", "uniform high b", 1.5, 0.05)}
     PARAMS: ClassVar[tuple[Domain, ...]] = (
         Domain("low", 0.0, _T_MAX, symbol="a", doc="lower end"),
         Domain("high", _T_MIN, _T_MAX, symbol="b", doc="upper end"),
@@ -395,11 +415,10 @@ class Uniform(Delay):
 
     def _check_joint(self) -> None:
         if not self.low < self.high:
-            raise ParameterError("high", f"must be greater than low={_fmt(self.low)} (got {_fmt(self.high)})")
+            raise ParameterError("high", "high_above_low", low=_fmt(self.low), high=_fmt(self.high))
         # the width b − a is the time scale of the law
         if self.high - self.low < _T_MIN * max(1.0, self.high):
-            raise ParameterError("high", f"the width high − low must be at least {_fmt(_T_MIN)}·max(1, high) "
-                                         f"(got {self.high - self.low:.3g})")
+            raise ParameterError("high", "uniform_width", low=_fmt(_T_MIN), width=self.high - self.low)
 
     def _scipy(self) -> Any:
         return stats.uniform(loc=self.low, scale=self.high - self.low)

@@ -60,7 +60,7 @@ class Problem:
                           (BATCH, "b"), (F0, "f0"), (DIM, "dim")):
             object.__setattr__(self, name, dom.check(getattr(self, name), name))
         if self.mu > self.L:
-            raise ParameterError("mu", f"must be ≤ L = {self.L:g} (got {self.mu:g})")
+            raise ParameterError("mu", "mu_above_L", L=self.L, mu=self.mu)
 
     @property
     def h(self) -> np.ndarray:
@@ -96,7 +96,7 @@ class LearningRate:
 
     def __post_init__(self) -> None:
         if self.rule not in self.RULES:
-            raise ParameterError("lr_rule", f"must be one of {', '.join(self.RULES)} (got {self.rule!r})")
+            raise ParameterError("lr_rule", "one_of", choices=", ".join(self.RULES), value=self.rule)
         object.__setattr__(self, "C", C_ADAPT.check(self.C, "C"))
         if self.eta_max is not None:
             object.__setattr__(self, "eta_max", ETA_MAX.check(self.eta_max, "eta_max"))

@@ -61,6 +61,12 @@ class ErrorSimulation:
     staleness_counts: np.ndarray | None = None
     errors: np.ndarray | None = field(default=None, repr=False)
 
+    def bound_constants(self, gamma: float | None = None, p0: float | None = None) -> tuple[float | None, float | None]:
+        """γ and p₀ for Dutta et al.'s asynchronous bound (DESIGN §3): each as given, else as
+        measured in this run (the staleness factor and the fraction of fresh gradients; None
+        for a scheme whose gradients are all fresh, which measures neither)."""
+        return (self.gamma_measured if gamma is None else gamma, self.fresh_fraction if p0 is None else p0)
+
 
 
 def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, time: float, points: int = 101,
@@ -90,18 +96,15 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     grid = np.linspace(0.0, time, points)
     n = updates_needed(scheme, delay, time, seed if seed is not None else 0, runtime)
     if n > max_updates:
-        raise ParameterError("time", f"{scheme.label} needs about {n} updates to reach T = {time:g}; "
-                             f"at most {max_updates} are simulated here (shorten T or use fewer workers)")
+        raise ParameterError("time", "too_many_updates", scheme=scheme.label, updates=n, time=time, cap=max_updates)
     timing = float(replicas) * n * iteration_cost(scheme, delay)
     if timing > max_timing_cost:
-        raise ParameterError("replicas", f"simulating the timing of {replicas} runs of {scheme.label} "
-                             f"up to T = {time:g} is too costly for one request "
-                             f"(≈ {timing / 1e9:.2g} s); use fewer replicas, a shorter T or fewer workers")
+        raise ParameterError("replicas", "timing_too_costly", replicas=replicas, scheme=scheme.label, time=time,
+                             seconds=timing / 1e9)
     K = 1 if scheme.averages_models else scheme.grads_per_update  # local SGD: one noise draw per step
     work = float(replicas) * n * K * problem.dim
     if work > max_work:
-        raise ParameterError("replicas", f"replicas × updates × K × dim ≈ {work:.3g} exceeds the cap "
-                             f"{max_work:.0e}; use fewer replicas or a shorter time")
+        raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
     group = _replica_group(scheme, n, problem.dim, replicas)
     errors = np.empty((replicas, points))
     stats = _StaleStats()

@@ -56,7 +56,8 @@ def runtime_for_time_axis(scheme: Scheme, delay: Delay | Cluster, seed: Seed,
         iterations = int(min(20_000, max(500, cost / iteration_cost(scheme, delay))))
         mc = simulate_runtime(scheme, delay, iterations, seed=seed, keep_times=False)
         why = f"analytic E[T] is {est.kind.replace('_', ' ')}"
-        est = Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}")
+        est = Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}",
+                       notes=mc.note_parts)
     if sk is not None:
         with _axis_lock:
             _axis_memo[key] = est
@@ -89,13 +90,12 @@ def updates_needed(scheme: Scheme, delay: Delay | Cluster, horizon: float, seed:
     else :func:`runtime_for_time_axis`; a run that falls short is extended by :func:`covering_trace`)."""
     est = runtime or runtime_for_time_axis(scheme, delay, seed)
     if est.value is None or not math.isfinite(est.value):
-        raise ParameterError("delay", "E[T] is infinite for this delay: the error against time is not defined")
+        raise ParameterError("delay", "infinite_runtime")
     per = per_update_runtime(scheme, est)
     mean_n = horizon / per
     n = int(math.ceil(mean_n * 1.2 + 6 * math.sqrt(mean_n) + 10))
     if n > limits.MAX_UPDATES:
-        raise ParameterError("time", f"horizon needs about {int(mean_n)} updates; at most "
-                             f"{limits.MAX_UPDATES} are simulated (shorten the time)")
+        raise ParameterError("time", "horizon_updates", updates=int(mean_n), cap=limits.MAX_UPDATES)
     return n
 
 
@@ -107,8 +107,7 @@ def covering_trace(scheme: Scheme, delay: Delay | Cluster, n: int, replicas: int
         if tr.times[:, -1].min() >= horizon:
             return tr
         if n >= limits.MAX_UPDATES:
-            raise ParameterError("time", f"some runs need more than {limits.MAX_UPDATES} updates to reach "
-                                 f"the horizon (shorten the time)")
+            raise ParameterError("time", "runs_too_long", cap=limits.MAX_UPDATES)
         n = min(limits.MAX_UPDATES, 2 * n)
 
 

@@ -29,6 +29,13 @@ from dataclasses import fields
 from typing import Any
 
 from ..params import Domain, ParameterError
+
+# isort: split
+# each module registers its schemes as it is imported, so this order is the registry's (and the
+# dashboard's): sync, k-sync, k-batch-sync, then async, k-async, k-batch-async, then local-sgd
+from .synchronous import KBatchSync, KSync, Sync
+
+# isort: split
 from .asynchronous import Async, KAsync, KBatchAsync
 from .base import (
     COMM_DELAY,
@@ -43,7 +50,6 @@ from .base import (
     register,
 )
 from .local import LocalSGD
-from .synchronous import KBatchSync, KSync, Sync
 
 __all__ = [
     "Scheme", "Sync", "KSync", "KBatchSync", "Async", "KAsync", "KBatchAsync", "LocalSGD",
@@ -52,16 +58,16 @@ __all__ = [
     "M_MAX", "K_BATCH_MAX", "H_MAX",
 ]
 
-#: the seven schemes of DESIGN §2, in the order the dashboard lists them (:data:`SCHEMES` also
-#: holds any scheme registered later)
-SCHEME_NAMES: tuple[str, ...] = tuple(c.name for c in (Sync, KSync, KBatchSync, Async, KAsync, KBatchAsync, LocalSGD))
+#: the seven schemes of DESIGN §2, in the order the dashboard lists them: the registry as imported
+#: (the dashboard reads :data:`SCHEMES` itself, which also holds any scheme registered later)
+SCHEME_NAMES: tuple[str, ...] = tuple(SCHEMES)
 
 
 def scheme_class(name: str) -> type[Scheme]:
     key = str(name).strip().lower().replace("_", "-")
     if key not in SCHEMES:
         known = ", ".join(dict.fromkeys((*SCHEME_NAMES, *SCHEMES)))
-        raise ParameterError("scheme", f"unknown scheme {name!r}; choose one of {known}")
+        raise ParameterError("scheme", "unknown_scheme", name=name, choices=known)
     return SCHEMES[key]
 
 
@@ -83,18 +89,17 @@ def make_scheme(name: str, m: int, K: int | None = None, H: int | None = None,
     M.check(m, "m")
     if "K" in takes:
         if K is None:
-            raise ParameterError("K", f"{cls.name} needs K ({K_DOMAIN.describe()})")
+            raise ParameterError("K", "scheme_needs", scheme=cls.name, parameter="K", range=K_DOMAIN.phrase())
     elif K is not None:
-        raise ParameterError("K", f"not a parameter of {cls.name}")
+        raise ParameterError("K", "not_a_scheme_parameter", scheme=cls.name)
     if "H" in takes:
         if H is None:
-            raise ParameterError("H", f"{cls.name} needs H ({H_DOMAIN.describe()})")
+            raise ParameterError("H", "scheme_needs", scheme=cls.name, parameter="H", range=H_DOMAIN.phrase())
     elif H is not None:
-        raise ParameterError("H", f"not a parameter of {cls.name}")
+        raise ParameterError("H", "not_a_scheme_parameter", scheme=cls.name)
     if "comm_delay" not in takes and not (comm_delay is None or (isinstance(comm_delay, (int, float))
                                                                   and comm_delay == 0)):
-        raise ParameterError("comm_delay", f"not a parameter of {cls.name} (only local-sgd has a "
-                             "communication round; for the others put it in the delay's shift Δ)")
+        raise ParameterError("comm_delay", "comm_delay_local_only", scheme=cls.name)
     kwargs: dict[str, Any] = {"m": m}
     if "K" in takes:
         kwargs["K"] = K
@@ -107,7 +112,7 @@ def make_scheme(name: str, m: int, K: int | None = None, H: int | None = None,
 def check_scheme(scheme: object) -> Scheme:
     """``scheme`` itself if it is a Scheme, else a ParameterError naming ``scheme``."""
     if not isinstance(scheme, Scheme):
-        raise ParameterError("scheme", f"expected a Scheme from make_scheme (got {type(scheme).__name__})")
+        raise ParameterError("scheme", "expected_scheme", type=type(scheme).__name__)
     return scheme
 
 

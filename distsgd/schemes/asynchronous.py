@@ -21,6 +21,7 @@ from ..engines.batchmeans import BatchMeans
 from ..engines.renewal import UpdateTrace
 from ..estimate import Estimate, infinite, unavailable
 from ..orderstats import order_statistic_mean
+from ..reasons import Phrase
 from .base import Scheme, WithK, register
 
 __all__ = ["Async", "KAsync", "KBatchAsync"]
@@ -191,9 +192,8 @@ class KAsync(_Renewal, WithK):
     def costly_parameter(self) -> str:
         return "m" if self.lockstep else super().costly_parameter()  # warm-up 40·m/K updates of cost ∝ m
 
-    def cost_advice(self, parameter: str) -> str:
-        return ("its warm-up is 40 pushes per worker, 40·m/K updates that each cost ∝ m: use fewer workers m "
-                "or a larger K")
+    def cost_advice(self, parameter: str) -> Phrase:
+        return Phrase("advice_warm_up")
 
 
 @register

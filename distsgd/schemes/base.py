@@ -16,6 +16,7 @@ from ..engines.batchmeans import BatchMeans
 from ..engines.renewal import UpdateTrace
 from ..estimate import Estimate, unavailable
 from ..params import Domain, ParameterError
+from ..reasons import Phrase
 
 __all__ = ["Scheme", "SCHEMES", "register", "M", "K_DOMAIN", "H_DOMAIN", "COMM_DELAY", "M_MAX", "K_BATCH_MAX", "H_MAX"]
 
@@ -144,9 +145,9 @@ class Scheme:
         """The parameter that makes even the smallest run too costly."""
         return "m"
 
-    def cost_advice(self, parameter: str) -> str:
-        """What to change when :meth:`costly_parameter` names ``parameter``."""
-        return "every update needs K pushes: use a smaller K" if parameter == "K" else "use fewer workers m"
+    def cost_advice(self, parameter: str) -> Phrase:
+        """What to change when :meth:`costly_parameter` names ``parameter`` (a phrase of a refusal)."""
+        return Phrase("advice_smaller_K" if parameter == "K" else "advice_fewer_workers")
 
     # -- timeline ------------------------------------------------------------------------
     def timeline_jobs(self, iterations: int) -> int:
@@ -177,7 +178,7 @@ class WithK(Scheme):
         super().__post_init__()
         object.__setattr__(self, "K", K_DOMAIN.check(self.K, "K"))
         if self.k_le_m and self.K > self.m:
-            raise ParameterError("K", f"{self.name} needs 1 ≤ K ≤ m = {self.m} (got {self.K})")
+            raise ParameterError("K", "K_range", scheme=self.name, m=self.m, K=self.K)
 
 
 _S = TypeVar("_S", bound=type[Scheme])
@@ -188,7 +189,7 @@ SCHEMES: dict[str, type[Scheme]] = {}
 def register(cls: _S) -> _S:
     """Add a scheme class to :data:`SCHEMES` under its ``name`` (a class decorator)."""
     if not (isinstance(cls, type) and issubclass(cls, Scheme)) or not getattr(cls, "name", ""):
-        raise ParameterError("scheme", "register takes a Scheme subclass with a name")
+        raise ParameterError("scheme", "register_scheme")
     SCHEMES[cls.name] = cls
     return cls
 

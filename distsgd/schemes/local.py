@@ -17,6 +17,7 @@ from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite, numeric_kind
 from ..numerics.maxsum import max_of_sums_mean
 from ..orderstats import Law, order_statistic_mean, quadrature_moments
+from ..reasons import Phrase
 from .base import COMM_DELAY, H_DOMAIN, Scheme, register
 
 __all__ = ["LocalSGD"]
@@ -129,8 +130,8 @@ class LocalSGD(Scheme):
     def costly_parameter(self) -> str:
         return "H" if self.H > 1 else "m"
 
-    def cost_advice(self, parameter: str) -> str:
-        return f"m·H = {self.m * self.H} delays per round: use a smaller H or fewer workers m"
+    def cost_advice(self, parameter: str) -> Phrase:
+        return Phrase("advice_local_sgd", delays=self.m * self.H)
 
     def timeline_jobs(self, iterations: int) -> int:
         return iterations * self.m * self.H

@@ -34,13 +34,12 @@ import math
 from typing import Any
 
 from .. import limits
-from ..analytic import expected_runtime
 from ..clusters import Cluster, as_source, make_cluster
 from ..curves import mean_time
 from ..delays import Delay
-from ..error import bound_time_to_target, simulate_error, simulated_time_to_target
-from ..montecarlo import iteration_cost, simulate_runtime, simulation_cost
+from ..montecarlo import iteration_cost, simulation_cost
 from ..params import ParameterError
+from ..records import error_curve, runtime_point
 from ..schemes import Scheme, make_scheme
 from .grid import Context, ErrorSpec, point_seed
 
@@ -81,31 +80,13 @@ def _effective(scheme: Scheme, cluster: Cluster) -> dict[str, Any]:
     return {**out, "cluster": cluster.kind, "label": scheme.label}
 
 
-def _finite(x: float | None) -> float | None:
-    return None if x is None or not math.isfinite(x) else float(x)
-
-
 def _runtime(scheme: Scheme, src: Delay | Cluster, iterations: int, seed: Any) -> dict[str, Any]:
-    est = expected_runtime(scheme, src)
-    mc = simulate_runtime(scheme, src, iterations, seed=seed, keep_times=False)
-    return {"analytic_value": _finite(est.value), "analytic_kind": est.kind, "analytic_method": est.method,
-            "mc_mean": float(mc.mean), "mc_ci_low": float(mc.ci95[0]), "mc_ci_high": float(mc.ci95[1]),
-            "mc_iterations": int(mc.iterations), "mc_note": mc.note or None,
-            "staleness_mean": mc.staleness_mean, "fresh_fraction": mc.fresh_fraction}
+    return runtime_point(scheme, src, iterations, seed).as_columns()
 
 
 def _error(scheme: Scheme, src: Delay | Cluster, spec: ErrorSpec, seed: Any) -> dict[str, Any]:
-    sim = simulate_error(scheme, src, spec.problem, spec.time, spec.points, spec.replicas, seed, spec.lr)
-    gamma, p0 = spec.gamma, spec.p0
-    if not scheme.fresh:
-        gamma = sim.gamma_measured if gamma is None else gamma
-        p0 = sim.fresh_fraction if p0 is None else p0
-    st = simulated_time_to_target(sim, spec.eps)
-    bt = bound_time_to_target(scheme, src, spec.problem, spec.eps, gamma, p0, seed=seed)
-    return {"time_to_target": st.value, "time_to_target_low": st.low, "time_to_target_high": st.high,
-            "bound_time_to_target": bt.value, "bound_note": bt.source, "final_error": float(sim.mean[-1]),
-            "sgd_staleness_mean": sim.staleness_mean, "sgd_fresh_fraction": sim.fresh_fraction,
-            "gamma": gamma, "p0": p0}
+    return error_curve(scheme, src, spec.problem, spec.time, spec.points, spec.replicas, seed, spec.lr,
+                       spec.gamma, spec.p0, bound=False, model_paths=None, eps=spec.eps).as_columns()
 
 
 def compute_point(index: int, params: dict[str, Any], seed: int, ctx: Context, runtime: bool,

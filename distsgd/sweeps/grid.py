@@ -59,6 +59,7 @@ from ..error import GAMMA, P0, POINTS, REPLICAS, TIME, LearningRate, Problem
 from ..montecarlo import ITERATIONS
 from ..params import Domain, ParameterError
 from ..random import SEED
+from ..reasons import Phrase
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, M, scheme_class, scheme_parameters
 from ..traces import Trace, load_trace
 
@@ -79,38 +80,38 @@ SCHEME_KEYS = ("K", "H", "comm_delay")
 
 def _scheme(v: object) -> str:
     if not isinstance(v, str):
-        raise ParameterError("scheme", f"expected a scheme name (got {v!r})")
+        raise ParameterError("scheme", "expected_scheme_name", value=v)
     return scheme_class(v).name
 
 
 def _text(name: str) -> Callable[[object], str]:
     def check(v: object) -> str:
         if not isinstance(v, str) or not v.strip():
-            raise ParameterError(name, f"expected a non-empty string (got {v!r})")
+            raise ParameterError(name, "expected_nonempty", value=v)
         return v.strip()
     return check
 
 
 def _delay(v: object) -> str:
     if not isinstance(v, str):
-        raise ParameterError("delay", f"expected a spec string such as 'exp(rate=1)' (got {v!r})")
+        raise ParameterError("delay", "expected_spec_string", value=v)
     try:
         return str(parse_delay(v))
     except ParameterError as exc:
         if exc.parameter == "delay":
             raise
-        raise ParameterError("delay", f"{v!r}: {exc}") from None  # the key, then the part of the spec at fault
+        raise ParameterError("delay", "in_spec", spec=v, error=exc) from None  # the key, then the part at fault
 
 
 def _workers(v: object) -> str:
     if not isinstance(v, str):
-        raise ParameterError("workers", f"expected groups such as '6*exp(rate=1) + 2*exp(rate=0.5)' (got {v!r})")
+        raise ParameterError("workers", "expected_groups_string", value=v)
     return str(parse_workers(v).as_dict()["workers"])
 
 
 def _trace_mode(v: object) -> str:
     if v not in TRACE_MODES:
-        raise ParameterError("trace_mode", f"one of {', '.join(TRACE_MODES)} (got {v!r})")
+        raise ParameterError("trace_mode", "one_of_bare", choices=", ".join(TRACE_MODES), value=v)
     return str(v)
 
 
@@ -194,50 +195,48 @@ class Context:
         return json.dumps([laws, [t.digest for t in self.traces.values()]])
 
 
-def _did_you_mean(key: str, known: list[str]) -> str:
+def _did_you_mean(key: str, known: list[str]) -> Phrase | str:
     close = difflib.get_close_matches(key.replace("-", "_"), known, n=1)
-    return f" (did you mean {close[0]}?)" if close else ""
+    return Phrase("did_you_mean", key=close[0]) if close else ""
 
 
 def _table(doc: Mapping[str, Any], name: str) -> dict[str, Any]:
     v = doc.get(name, {})
     if not isinstance(v, dict):
-        raise ParameterError(name, f"[{name}] must be a table")
+        raise ParameterError(name, "grid_not_table", name=name)
     return v
 
 
 def _check(key: str, value: object, where: str) -> object:
     if key not in PARAMETERS:
         if key == "seed":
-            raise ParameterError("seed", "set it once at the top of the file; each point's seed is spawned "
-                                 "from it (put replicate = [0, 1, …] in [grid] to repeat points)")
-        raise ParameterError(key, f"unknown parameter in [{where}]; known: {', '.join(PARAMETERS)}"
-                             + _did_you_mean(key, list(PARAMETERS)))
+            raise ParameterError("seed", "seed_at_top")
+        raise ParameterError(key, "unknown_grid_parameter", where=where, known=", ".join(PARAMETERS),
+                             hint=_did_you_mean(key, list(PARAMETERS)))
     if isinstance(value, (list, dict)):
-        what = "a list" if isinstance(value, list) else "a table"
-        raise ParameterError(key, f"{what} of values{' inside a list' if where == 'grid' else ''} is not a value; "
-                             "[base] takes single values and [grid] lists of them")
+        inside = where == "grid"
+        raise ParameterError(key, ("list_in_list" if inside else "list_not_value") if isinstance(value, list)
+                             else ("table_in_list" if inside else "table_not_value"))
     return PARAMETERS[key][0](value)
 
 
 def _error_spec(raw: object) -> ErrorSpec:
     if not isinstance(raw, dict):
-        raise ParameterError("error", "[compute].error must be a table such as { eta = 0.05, L = 2, mu = 0.5, "
-                             "sigma2 = 1, b = 1, f0 = 1, dim = 10, time = 100, replicas = 200, eps = 0.05 }")
+        raise ParameterError("error", "error_not_table")
     for k in raw:
         if k not in _ERROR_KEYS:
-            raise ParameterError(f"error.{k}", f"unknown key; known: {', '.join(_ERROR_KEYS)}"
-                                 + _did_you_mean(k, list(_ERROR_KEYS)))
+            raise ParameterError(f"error.{k}", "unknown_error_key", known=", ".join(_ERROR_KEYS),
+                                 hint=_did_you_mean(k, list(_ERROR_KEYS)))
     for k, (_, required) in _ERROR_KEYS.items():
         if required and k not in raw:
-            raise ParameterError(f"error.{k}", "missing from [compute].error")
+            raise ParameterError(f"error.{k}", "error_key_missing")
     checked = {k: (dom.check(raw[k], f"error.{k}") if dom is not None else raw[k])
                for k, (dom, _) in _ERROR_KEYS.items() if k in raw}
     try:
         problem = Problem(**{k: checked[k] for k in ("eta", "L", "mu", "sigma2", "b", "f0", "dim")})
         lr = LearningRate(checked.get("lr_rule", "constant"), checked.get("C", 0.01))
     except ParameterError as exc:
-        raise ParameterError(f"error.{exc.parameter}", str(exc).split(": ", 1)[1]) from None
+        raise ParameterError(f"error.{exc.parameter}", exc.reason, **exc.fields) from None
     return ErrorSpec(problem, float(checked["time"]), int(checked.get("points", DEFAULT_POINTS)),
                      int(checked["replicas"]), float(checked["eps"]), checked.get("gamma"), checked.get("p0"), lr)
 
@@ -276,11 +275,9 @@ class Grid:
         """The point count, or a ParameterError naming ``grid`` past the caps of distsgd/limits.py."""
         n = self.count()
         if n > limits.SWEEP_MAX_POINTS:
-            raise ParameterError("grid", f"{n} points, over the cap of {limits.SWEEP_MAX_POINTS} "
-                                 "(distsgd.limits.SWEEP_MAX_POINTS): split the sweep into several files")
+            raise ParameterError("grid", "grid_points_cap", points=n, cap=limits.SWEEP_MAX_POINTS)
         if n > limits.SWEEP_CONFIRM_POINTS and not yes:
-            raise ParameterError("grid", f"{n} points, over {limits.SWEEP_CONFIRM_POINTS} "
-                                 "(distsgd.limits.SWEEP_CONFIRM_POINTS): pass --yes (yes=True) to run them")
+            raise ParameterError("grid", "grid_points_confirm", points=n, cap=limits.SWEEP_CONFIRM_POINTS)
         return n
 
     def points(self) -> Iterator[dict[str, Any]]:
@@ -315,28 +312,28 @@ def _read(source: Mapping[str, Any] | str | Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise ParameterError("grid", f"cannot read {path}: {exc.strerror if isinstance(exc, OSError) else exc}"
-                             ) from None
+        raise ParameterError("grid", "grid_unreadable", path=str(path),
+                             why=str(exc.strerror if isinstance(exc, OSError) else exc)) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        raise ParameterError("grid", f"{path} is not valid TOML: {exc}") from None
+        raise ParameterError("grid", "grid_not_toml", path=str(path), why=str(exc)) from None
 
 
 def _lists(grid_raw: dict[str, Any], base_raw: dict[str, Any]) -> dict[str, list[Any]]:
     lists: dict[str, list[Any]] = {}
     for k, vals in grid_raw.items():
         if k in base_raw:
-            raise ParameterError(k, "is in both [base] and [grid]; keep one")
+            raise ParameterError(k, "base_and_grid")
         if not isinstance(vals, list):
-            raise ParameterError(k, f"[grid] takes lists (got {vals!r}); put a single value in [base]")
+            raise ParameterError(k, "grid_takes_lists", value=vals)
         if not vals:
-            raise ParameterError(k, "an empty list gives no points")
+            raise ParameterError(k, "empty_list")
         checked = [_check(k, v, "grid") for v in vals]
         seen: set[object] = set()
         for v in checked:
             if v in seen:
-                raise ParameterError(k, f"{v!r} is listed twice")
+                raise ParameterError(k, "listed_twice", value=v)
             seen.add(v)
         lists[k] = checked
     return lists
@@ -345,14 +342,13 @@ def _lists(grid_raw: dict[str, Any], base_raw: dict[str, Any]) -> dict[str, list
 def _compute(compute: dict[str, Any]) -> tuple[bool, ErrorSpec | None]:
     for k in compute:
         if k not in ("runtime", "error"):
-            raise ParameterError(k, "unknown key in [compute]; it takes runtime = true and error = {…}"
-                                 + _did_you_mean(k, ["runtime", "error"]))
+            raise ParameterError(k, "unknown_compute_key", hint=_did_you_mean(k, ["runtime", "error"]))
     runtime = compute.get("runtime", False)
     if not isinstance(runtime, bool):
-        raise ParameterError("runtime", f"must be true or false (got {runtime!r})")
+        raise ParameterError("runtime", "true_or_false", value=runtime)
     error = _error_spec(compute["error"]) if "error" in compute else None
     if not runtime and error is None:
-        raise ParameterError("compute", "choose what to compute: runtime = true and/or error = {…}")
+        raise ParameterError("compute", "compute_nothing")
     return runtime, error
 
 
@@ -362,17 +358,15 @@ def load_grid(source: Mapping[str, Any] | str | Path) -> Grid:
     doc = _read(source)
     for key in doc:
         if key not in ("seed", "base", "grid", "compute"):
-            raise ParameterError(key, "unknown top-level key; a grid file has seed, [base], [grid] and [compute]"
-                                 + _did_you_mean(key, ["seed", "base", "grid", "compute"]))
+            raise ParameterError(key, "unknown_top_key", hint=_did_you_mean(key, ["seed", "base", "grid", "compute"]))
     if "seed" not in doc:
-        raise ParameterError("seed", "give seed = N at the top of the grid file (every point's seed is spawned "
-                             "from it, so a sweep can be repeated and resumed)")
+        raise ParameterError("seed", "give_seed")
     seed = int(SEED.check(doc["seed"], "seed"))
     base_raw, grid_raw, compute = _table(doc, "base"), _table(doc, "grid"), _table(doc, "compute")
     base = {k: _check(k, v, "base") for k, v in base_raw.items()}
     lists = _lists(grid_raw, base_raw)
     if "scheme" not in base and "scheme" not in lists:
-        raise ParameterError("scheme", "give scheme in [base] or [grid]")
+        raise ParameterError("scheme", "give_scheme")
     runtime, error = _compute(compute)
     if runtime and "iterations" not in base and "iterations" not in lists:
         base["iterations"] = DEFAULT_ITERATIONS

@@ -36,7 +36,7 @@ RESULTS: dict[str, str] = {
     "cluster": "string", "label": "string",
     "analytic_value": "float64", "analytic_kind": "string", "analytic_method": "string",
     "mc_mean": "float64", "mc_ci_low": "float64", "mc_ci_high": "float64", "mc_iterations": "int64",
-    "mc_note": "string", "staleness_mean": "float64", "fresh_fraction": "float64",
+    "mc_note": "string", "mc_note_parts": "string", "staleness_mean": "float64", "fresh_fraction": "float64",
     "time_to_target": "float64", "time_to_target_low": "float64", "time_to_target_high": "float64",
     "bound_time_to_target": "float64", "bound_note": "string", "final_error": "float64",
     "sgd_staleness_mean": "float64", "sgd_fresh_fraction": "float64", "gamma": "float64", "p0": "float64",
@@ -84,8 +84,7 @@ def read_done(out: Path, fingerprint: str) -> pa.Table:
     source = ParquetTable(out, f"{out} (to resume it)", parameter="out")
     meta = (source.schema.metadata or {}).get(FINGERPRINT_KEY, b"").decode(errors="replace")
     if meta != f"{VERSION}:{fingerprint}" or source.schema.remove_metadata() != SCHEMA:
-        raise ParameterError("resume", f"{out} holds the results of another grid (or another version of "
-                             "distsgd): resume it with its own grid file, or write to another --out")
+        raise ParameterError("resume", "other_grid", out=str(out))
     table = source.read(max_rows=limits.SWEEP_MAX_POINTS, max_bytes=limits.RESULTS_MAX_BYTES)
     return table.replace_schema_metadata(None)
 
@@ -97,6 +96,5 @@ def read_results(data: bytes, name: str, *, max_rows: int, max_bytes: int = limi
     source = ParquetTable(data, name, parameter="results")
     columns = [c for c in SCHEMA.names if c in source.names]
     if "point" not in columns or not set(columns) & set(RESULTS):
-        raise ParameterError("results", f"{name} is not a sweep's results file: it needs a 'point' column and "
-                                        "result columns such as mc_mean (python -m distsgd sweep … --out FILE)")
+        raise ParameterError("results", "not_results", file=name)
     return source.read(columns, max_rows=max_rows, max_bytes=max_bytes)

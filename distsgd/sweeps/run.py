@@ -254,7 +254,7 @@ def connect(address: str) -> Client:
     try:
         return Client(address, timeout=CONNECT_SECONDS)  # type: ignore[no-untyped-call]
     except (OSError, ValueError) as exc:
-        raise ParameterError("scheduler", f"cannot connect to {address!r}: {exc}") from None
+        raise ParameterError("scheduler", "scheduler_unreachable", address=address, why=str(exc)) from None
 
 
 def _workers(client: Client | None) -> tuple[int, str]:
@@ -276,7 +276,7 @@ def run_sweep(grid: Mapping[str, Any] | str | Path, client: Client | None = None
     given = [name for name, v in (("client", client), ("scheduler", scheduler), ("local_workers", local_workers))
              if v is not None]
     if len(given) > 1:
-        raise ParameterError(given[1], f"give one of client, scheduler and local_workers (got {', '.join(given)})")
+        raise ParameterError(given[1], "one_runner", given=", ".join(given))
     if local_workers is not None:
         local_workers = int(LOCAL_WORKERS.check(local_workers))
     if task_seconds is not None:
@@ -290,11 +290,10 @@ def run_sweep(grid: Mapping[str, Any] | str | Path, client: Client | None = None
     done = to_table([])
     if path is not None:
         if not path.parent.is_dir():
-            raise ParameterError("out", f"no such directory: {path.parent}")
+            raise ParameterError("out", "no_directory", path=str(path.parent))
         if path.exists():
             if not resume:
-                raise ParameterError("out", f"{path} exists: pass --resume (resume=True) to complete it, "
-                                     "or remove it")
+                raise ParameterError("out", "out_exists", path=str(path))
             done = read_done(path, fingerprint)
     have = set(done.column("point").to_pylist())
     results = _Results(path, fingerprint, done)

@@ -43,13 +43,13 @@ from ..error import LearningRate, Problem
 from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
+from ..params import from_jsonable
 from ..schemes import Scheme, make_scheme
 from ..timeline_export import perfetto_trace
 from ..traces import Trace
 from ..whatif import READINGS, what_if
-from . import claims, views, workers
+from . import claims, controls, views, workers
 from . import trace_figures as trace_plots
-from .i18n import N_, register_templates, translate
 from .rerun_caps import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
@@ -97,25 +97,17 @@ _SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_W
 #: the UI's caps on one runtime chart's points (the library's defaults are larger)
 _RUNTIME_CAPS: dict[str, Any] = {"analytic_work": CHART_ANALYTIC_WORK, "max_iterations": CHART_MAX_ITERATIONS}
 _QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
-#: why the library did not simulate a scheme of an error chart (the ``ParameterError``s of
-#: :func:`distsgd.error.simulate_error`'s caps, "parameter: detail"), which the pages show: the views
-#: below give them in the reader's language (:func:`distsgd.ui.i18n.translate` matches these forms;
-#: a change of wording in the library must be made here too)
-SKIP_REASONS = (
-    N_("time: {scheme} needs about {updates} updates to reach T = {time}; at most {cap} are simulated "
-       "here (shorten T or use fewer workers)"),
-    N_("replicas: simulating the timing of {replicas} runs of {scheme} up to T = {time} is too costly for one "
-       "request (≈ {seconds} s); use fewer replicas, a shorter T or fewer workers"),
-    N_("replicas: replicas × updates × K × dim ≈ {work} exceeds the cap {cap}; use fewer replicas or a "
-       "shorter time"),
-)
-register_templates(SKIP_REASONS)
-
-
 def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An error chart's summary with each skipped scheme's reason in the reader's language (a
     copy of the rows that have one: the cached summary is shared by every session)."""
-    return [{**s, "skipped": translate(s["skipped"])} if "skipped" in s else s for s in summary]
+    return [{**s, "skipped": _why(s)} if "skipped" in s else s for s in summary]
+
+
+def _why(row: dict[str, Any]) -> str:
+    """Why a scheme was not simulated (the ``ParameterError`` of :func:`distsgd.error.simulate_error`'s
+    caps), in the reader's language: from its reason code and fields, which the row carries as
+    ``skipped_reason`` (:meth:`~distsgd.params.ParameterError.as_dict`), never from its English."""
+    return controls.explain(from_jsonable(row["skipped_reason"]))
 
 
 @st.cache_data(**_CACHE)
@@ -305,7 +297,7 @@ def persistence_view(workers: Stragglers, m: int, problem: Problem, time: float,
     the staleness tail of each, and the error rows of both (the mean runtime is the same); or
     why it was not simulated, in the reader's language."""
     view = _persistence_view(workers, m, problem, time, replicas, seed, lr)
-    return {"skipped": translate(view["skipped"])} if "skipped" in view else view
+    return {"skipped": _why(view)} if "skipped" in view else view
 
 
 @st.cache_resource(**_VIEW)
@@ -319,7 +311,7 @@ def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float
         rows, summary = error_rows(scheme, w, problem, time, ERROR_POINTS, replicas, seed, None, None, lr)
         done = [x for x in summary if "skipped" not in x]
         if not done:
-            return {"skipped": summary[0].get("skipped", "")}
+            return {"skipped": summary[0]["skipped"], "skipped_reason": summary[0]["skipped_reason"]}
         last = rows[-1]
         runs[label] = {"counts": done[0]["staleness_counts"], "staleness_mean": done[0]["staleness_mean"],
                        "final": (last["simulated_mean"], last["simulated_low"], last["simulated_high"])}
@@ -338,7 +330,7 @@ def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Wo
     (``budget`` as :func:`error_rows`')."""
     rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name, budget)
     ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K", budget)
-    best = (curves.best_index(rows, "bound_time"), curves.best_index(rows, "simulated_time"))
+    best = (curves.best_index(rows, "bound_time_to_target"), curves.best_index(rows, "time_to_target"))
     return {"rows": rows, "ref": ref, "best": best,
             "figure": plots.target_figure(rows, x_name, best[0], best[1], eps, ref)}
 

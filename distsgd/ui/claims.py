@@ -141,12 +141,12 @@ def best_choice(rows: list[dict[str, Any]], x_name: str, best_bound: int | None,
 
     if best_sim is not None and best_bound is not None:
         text = tr("Here the simulated mean reaches ε = {eps:g} first at {simulated}, and the bound at {bound}.",
-                  eps=eps, simulated=at(best_sim, "simulated_time"), bound=at(best_bound, "bound_time"))
+                  eps=eps, simulated=at(best_sim, "time_to_target"), bound=at(best_bound, "bound_time_to_target"))
     elif best_sim is not None:
         text = tr("Here the simulated mean reaches ε = {eps:g} first at {simulated}.",
-                  eps=eps, simulated=at(best_sim, "simulated_time"))
+                  eps=eps, simulated=at(best_sim, "time_to_target"))
     elif best_bound is not None:
-        text = tr("Here the bound at {bound}.", bound=at(best_bound, "bound_time"))
+        text = tr("Here the bound at {bound}.", bound=at(best_bound, "bound_time_to_target"))
     else:
         return tr("No point reaches ε = {eps:g}: lengthen the horizon T or raise ε. The best value balances "
                   "time per update against the error floor.", eps=eps)

@@ -11,7 +11,7 @@ import streamlit as st
 from ..examples import EXAMPLES, example_trace
 from ..params import ParameterError
 from ..traces import Trace, load_trace, trace_columns
-from . import state
+from . import controls, plain_text, state
 from .i18n import N_, tr
 from .rerun_caps import TRACE_MAX_BYTES
 from .sidebar import CLUSTER_TRACE, choice, read_upload
@@ -85,7 +85,7 @@ def _uploaded() -> Trace | None:
         st.session_state[_PARSED] = got
     _, _, trace, why, cols = got
     if trace is None:
-        st.error(state.plain(why), icon=":material/error:")
+        st.error(plain_text.plain(why), icon=":material/error:")
         if cols:
             st.caption(tr("Say which column is what (a wide file: map only the step column, if any):"))
             for c, (role, label) in zip(st.columns(3), _ROLES.items(), strict=True):
@@ -108,6 +108,6 @@ def use_cluster(trace: Trace) -> None:
     st.session_state[CLUSTER_TRACE] = (f"page:{trace.digest}", trace, "")
     state.set_value("stragglers", "trace")
     mode = state.value("trace_mode")
-    label = state.CHOICE_LABELS["trace_mode"].get(mode, mode)  # the mode's name, as the sidebar shows it
+    label = controls.CHOICE_LABELS["trace_mode"].get(mode, mode)  # the mode's name, as the sidebar shows it
     state.notify(tr("Every page now uses {name} ({m} workers, {mode}): see Stragglers in the sidebar.",
                     name=trace.name, m=trace.m, mode=tr(label)), once=True)

@@ -7,9 +7,10 @@ The figures are built in English by the library, which knows no languages;
 against the catalogue exactly or as a template whose ``{fields}`` capture the numbers, scheme
 labels (``k-sync (m=16, K=4)``) and law labels (``Weibull(k=1.5, s=1)``) the figure put in it;
 a field's value is translated in turn, so the words that appear as field values (the kind of an
-analytic value, a what-if reading, a timeline outcome) are listed too.  Importing this module
-registers the texts with :func:`~distsgd.ui.i18n.register_templates` (only these are tried as
-templates on a chart); a change of wording in the figure builders must be made here as well.
+analytic value, a what-if reading, a timeline outcome) are listed too.  The page passes
+:data:`FIGURE_TEXT` to the translation (``i18n.figure(fig, FIGURE_TEXT)``: only these are tried
+as templates on a chart, and nothing is registered anywhere); a change of wording in the figure
+builders must be made here as well.
 
 A template's fields match as little text as they can, so where a value may itself hold the
 separator that follows it (a scheme label's ``", "``, a law label's ``", "``), the template
@@ -20,7 +21,7 @@ language and are not listed.
 
 from __future__ import annotations
 
-from .i18n import N_, register_templates
+from .i18n import N_
 
 __all__ = ["FIGURE_TEXT"]
 
@@ -136,4 +137,3 @@ FIGURE_TEXT = (
     # the readings of a trace (distsgd.whatif.READINGS), after "analytic: " / "Monte Carlo: "
     N_("replay"), N_("per-worker laws"), N_("i.i.d. fit"), N_("stragglers dropped"), N_("backup workers"),
 )
-register_templates(FIGURE_TEXT)

@@ -2,7 +2,7 @@ r"""The dashboard in English and Chinese (DESIGN §10): message catalogues and t
 
 Every visible string is written in English in the code, as the message id of a call
 ``tr("… {name} …", name=value)`` (or marked ``N_("…")`` where it is translated later, e.g. a
-control's label declared in :mod:`distsgd.ui.state`), and looked up in the current language's
+control's label declared in :mod:`distsgd.ui.controls`), and looked up in the current language's
 catalogue: gettext ``.po`` files under ``locales/<lang>/LC_MESSAGES/`` (one per part of the app,
 so each can be edited alone), read with Babel when first needed.  English needs no catalogue:
 the id is the text.  Placeholders are ``str.format`` fields; a translation must use the same set
@@ -16,12 +16,16 @@ reading the ``.po`` directly (no compiled ``.mo``) keeps one source of truth in 
 
 Figures are built in English by :mod:`distsgd.plots` (the library has no languages);
 :func:`figure` translates a finished figure's titles, axis titles and legend names, matching each
-against the catalogue's ids — exactly, or as one of the templates registered with
-:func:`register_templates` by :mod:`distsgd.ui.figure_text` (and the library's error forms by
-:mod:`distsgd.ui.state`): ids with ``{fields}`` whose values are translated in turn; only those,
-so a sentence template elsewhere never rewrites a chart — and keeps the English name of
-each trace in its ``meta`` (``{"name": …}``), so tests tell theory from simulation in every
-language (DESIGN §5).
+against the catalogue's ids — exactly, or as one of the templates it is given
+(:data:`distsgd.ui.figure_text.FIGURE_TEXT`): ids with ``{fields}`` whose values are translated
+in turn; only those, so a sentence template elsewhere never rewrites a chart — and keeps the
+English name of each trace in its ``meta`` (``{"name": …}``), so tests tell theory from
+simulation in every language (DESIGN §5).
+
+The library's refusals are not matched at all: a :class:`~distsgd.params.ParameterError` carries
+its reason code and fields, and :func:`phrase` looks the code's English template
+(:data:`distsgd.reasons.REASONS`) up in the catalogue as an id, filling it with its fields, each
+translated in turn (a Domain's range, a place in a file, a nested refusal).
 
 >>> fill("{a} and {b}", {"a": 1, "b": 2})
 '1 and 2'
@@ -38,15 +42,17 @@ from typing import Any
 import streamlit as st
 from babel.messages.pofile import read_po
 
+from ..params import ParameterError, from_jsonable
+from ..reasons import REASONS, Phrase
+
 __all__ = ["LANGUAGES", "LOCALES", "tr", "N_", "language", "set_language", "catalogue", "figure",
-           "translate", "fill", "fields", "from_locale", "register_templates"]
+           "translate", "fill", "fields", "from_locale", "phrase"]
 
 #: the languages, code → its own name (the selector shows these)
 LANGUAGES = {"en": "English", "zh": "中文"}
 LOCALES = Path(__file__).resolve().parent / "locales"
 _LANG = "_lang"  # session key: the language of this run (set by state.start / the selector)
 _SPEC = re.compile(r"\{[A-Za-z_]\w*(?:![rsa])?:[^{}]*\}")
-_TEMPLATE_IDS: set[str] = set()  # the ids text is matched against as templates (register_templates)
 _FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}(?!\})")
 
 
@@ -103,21 +109,39 @@ def tr(msgid: str, /, **values: Any) -> str:
     return fill(text, values)
 
 
-def register_templates(ids: Iterable[str]) -> None:
-    """Register ids that text made by code knowing no language may be an instance of: a chart's
-    texts (:mod:`distsgd.ui.figure_text`), the library's error forms (:mod:`distsgd.ui.state`)."""
-    _TEMPLATE_IDS.update(ids)
-    _templates.cache_clear()
+#: how a refusal reads: the parameter, then the reason's text (:func:`phrase`)
+_REFUSAL = N_("{parameter}: {detail}")
+
+
+def phrase(value: Any, lang: str | None = None, parameter: str | None = None) -> Any:
+    """A library refusal or a part of one in the language: a :class:`~distsgd.params.ParameterError`
+    as "parameter: detail" (``parameter`` replaces its name, e.g. by a control's label), a
+    :class:`~distsgd.reasons.Phrase` as its template's translation (the template of
+    :data:`~distsgd.reasons.REASONS` is the catalogue's id) filled with its fields, each field
+    translated in turn; either in its JSON form (:func:`distsgd.params.jsonable`, as chart rows
+    carry it) likewise; any other value as it is (numbers, names, the text of an OS error).
+    In English this is the library's own text."""
+    lang = lang or language()
+    value = from_jsonable(value)
+    if isinstance(value, ParameterError):
+        detail = phrase(Phrase(value.reason, **value.fields), lang)
+        text = _REFUSAL if lang == "en" else catalogue(lang).get(_REFUSAL, _REFUSAL)
+        return text.format(parameter=value.parameter if parameter is None else parameter, detail=detail)
+    if isinstance(value, Phrase):
+        template = REASONS[value.code]
+        text = template if lang == "en" else catalogue(lang).get(template, template)
+        return text.format(**{k: phrase(v, lang) for k, v in value.fields.items()})
+    return value
 
 
 @functools.cache
-def _templates(lang: str) -> list[tuple[re.Pattern[str], str]]:
-    """The registered template ids with fields, as patterns that capture the fields' values
+def _templates(lang: str, ids: frozenset[str]) -> list[tuple[re.Pattern[str], str]]:
+    """The template ids ``ids`` with fields, as patterns that capture the fields' values
     (longest literal text first, so the most specific template wins)."""
     out = []
     for msgid, text in catalogue(lang).items():
         names = _FIELD.findall(msgid)
-        if msgid not in _TEMPLATE_IDS or not names or len(set(names)) != len(names) or _SPEC.search(text):
+        if msgid not in ids or not names or len(set(names)) != len(names) or _SPEC.search(text):
             continue  # a field with a format spec (:.3g) cannot be filled with the text it matched
         parts = _FIELD.split(msgid)  # literal, name, literal, name, …
         rx = "".join(re.escape(p.replace("{{", "{").replace("}}", "}")) if i % 2 == 0 else f"(?P<{p}>.+?)"
@@ -128,90 +152,95 @@ def _templates(lang: str) -> list[tuple[re.Pattern[str], str]]:
     return [(rx, text) for _, rx, text in out]
 
 
-def translate(text: str, lang: str | None = None) -> str:
+def translate(text: str, lang: str | None = None, templates: Iterable[str] = ()) -> str:
     """A string made by code that knows no language (a chart's title, a trace name): its
-    translation if the catalogue has it, else the first template it matches with its fields'
-    values translated, else the text unchanged."""
+    translation if the catalogue has it, else the first of ``templates`` it matches with its
+    fields' values translated, else the text unchanged."""
     lang = lang or language()
     if lang == "en" or not text:
         return text
     cat = catalogue(lang)
     if text in cat:
         return cat[text]
-    for rx, target in _templates(lang):
+    ids = templates if isinstance(templates, frozenset) else frozenset(templates)
+    for rx, target in _templates(lang, ids):
         m = rx.match(text)
         if m:
-            return target.format(**{k: translate(v, lang) for k, v in m.groupdict().items()})
+            return target.format(**{k: translate(v, lang, ids) for k, v in m.groupdict().items()})
     return text
 
 
-def _title(obj: Any, lang: str) -> None:
-    """Translate ``obj.title.text`` in place, if ``obj`` has one."""
-    title = getattr(obj, "title", None) if obj is not None else None
-    if title is not None and title.text:
-        title.text = translate(title.text, lang)
+class _Figure:
+    """The translation of one figure: the language, the templates its texts may be instances
+    of, and each distinct text translated once."""
+
+    def __init__(self, lang: str, templates: Iterable[str]) -> None:
+        self.lang, self.ids, self.memo = lang, frozenset(templates), dict[str, str]()
+
+    def text(self, s: str) -> str:
+        if s not in self.memo:
+            self.memo[s] = translate(s, self.lang, self.ids)
+        return self.memo[s]
+
+    def title(self, obj: Any) -> None:
+        """Translate ``obj.title.text`` in place, if ``obj`` has one."""
+        title = getattr(obj, "title", None) if obj is not None else None
+        if title is not None and title.text:
+            title.text = self.text(title.text)
+
+    def words(self, values: Any) -> Any:
+        """A trace's category labels or bar texts translated (strings only; numbers, arrays of
+        numbers and None as they are)."""
+        if not isinstance(values, (list, tuple)) or not any(isinstance(v, str) for v in values):
+            return values
+        return [self.text(v) if isinstance(v, str) and v else v for v in values]
+
+    def trace(self, trace: Any) -> None:
+        """One trace: its English name kept in ``meta["name"]``; in another language its name,
+        category labels, bar texts, legend-group and colour-bar titles translated."""
+        name = getattr(trace, "name", None)
+        if name:
+            meta = trace.meta if isinstance(trace.meta, dict) else {}
+            trace.meta = {**meta, "name": meta.get("name", name)}
+            if self.lang != "en":
+                trace.name = self.text(name)
+        if self.lang == "en":
+            return
+        for attr in ("x", "y", "text"):
+            if attr in trace:
+                trace[attr] = self.words(trace[attr])
+        group = getattr(trace, "legendgrouptitle", None)
+        if group is not None and group.text:
+            group.text = self.text(group.text)
+        self.title(getattr(trace, "colorbar", None))
+
+    def layout(self, layout: Any) -> None:
+        """The figure's title, legend and axis titles, axis category labels, annotations."""
+        axes = [layout[k] for k in layout if re.match(r"[xy]axis\d*$", k)]
+        for obj in [layout, layout.legend, *axes]:
+            self.title(obj)
+        for axis in axes:
+            if axis.categoryarray is not None:
+                axis.categoryarray = self.words(list(axis.categoryarray))
+            if axis.ticktext is not None:
+                axis.ticktext = self.words(list(axis.ticktext))
+        for ann in layout.annotations or ():
+            if ann.text:
+                ann.text = self.text(ann.text)
+        if layout.coloraxis is not None:
+            self.title(layout.coloraxis.colorbar)
 
 
-def _words(values: Any, lang: str, memo: dict[str, str]) -> Any:
-    """A trace's category labels or bar texts translated (strings only; numbers, arrays of
-    numbers and None as they are), each distinct string once."""
-    if not isinstance(values, (list, tuple)) or not any(isinstance(v, str) for v in values):
-        return values
-    out = []
-    for v in values:
-        if isinstance(v, str) and v:
-            if v not in memo:
-                memo[v] = translate(v, lang)
-            v = memo[v]
-        out.append(v)
-    return out
-
-
-def _trace(trace: Any, lang: str, memo: dict[str, str]) -> None:
-    """One trace: its English name kept in ``meta["name"]``; in another language its name,
-    category labels, bar texts, legend-group and colour-bar titles translated."""
-    name = getattr(trace, "name", None)
-    if name:
-        meta = trace.meta if isinstance(trace.meta, dict) else {}
-        trace.meta = {**meta, "name": meta.get("name", name)}
-        if lang != "en":
-            trace.name = translate(name, lang)
-    if lang == "en":
-        return
-    for attr in ("x", "y", "text"):
-        if attr in trace:
-            trace[attr] = _words(trace[attr], lang, memo)
-    group = getattr(trace, "legendgrouptitle", None)
-    if group is not None and group.text:
-        group.text = translate(group.text, lang)
-    _title(getattr(trace, "colorbar", None), lang)
-
-
-def _layout(layout: Any, lang: str, memo: dict[str, str]) -> None:
-    """The figure's title, legend and axis titles, axis category labels, annotations."""
-    axes = [layout[k] for k in layout if re.match(r"[xy]axis\d*$", k)]
-    for obj in [layout, layout.legend, *axes]:
-        _title(obj, lang)
-    for axis in axes:
-        if axis.categoryarray is not None:
-            axis.categoryarray = _words(list(axis.categoryarray), lang, memo)
-        if axis.ticktext is not None:
-            axis.ticktext = _words(list(axis.ticktext), lang, memo)
-    for ann in layout.annotations or ():
-        if ann.text:
-            ann.text = translate(ann.text, lang)
-    if layout.coloraxis is not None:
-        _title(layout.coloraxis.colorbar, lang)
-
-
-def figure(fig: Any) -> Any:
+def figure(fig: Any, templates: Iterable[str] = ()) -> Any:
     """Translate a plotly figure's visible text in place (title, axis and legend titles, trace
-    names, annotations, category labels such as "worker 3" and bar texts); each trace keeps its
-    English name in ``meta["name"]``."""
-    lang = language()
-    memo: dict[str, str] = {}  # each distinct label translated once
+    names, annotations, category labels such as "worker 3" and bar texts): each text the
+    catalogue has as an id, or an instance of one of ``templates`` (the charts':
+    :data:`distsgd.ui.figure_text.FIGURE_TEXT`) with its fields translated in turn; each trace
+    keeps its English name in ``meta["name"]``."""
+    tx = _Figure(language(), templates)
     for trace in fig.data:
-        _trace(trace, lang, memo)
-    if lang != "en":
-        _layout(fig.layout, lang, memo)
+        tx.trace(trace)
+    if tx.lang != "en":
+        tx.layout(fig.layout)
     return fig
+

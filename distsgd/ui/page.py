@@ -13,7 +13,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import curves
 from ..params import ParameterError
-from . import figure_text, i18n, state  # noqa: F401 - figure_text registers the chart texts
+from . import controls, figure_text, i18n, plain_text, state, views
 from .i18n import tr
 from .rerun_caps import LOCAL_SGD_FREE_D
 
@@ -37,7 +37,7 @@ def show_notices(box: Any = None) -> None:
     (user text in them is escaped and truncated: never a link, an image or a formula)."""
     box = box or st.session_state.pop(_BOX, None) or st.container()
     for note in state.notices():
-        box.warning(state.plain(note), icon=":material/warning:")
+        box.warning(plain_text.plain(note), icon=":material/warning:")
     state.clear_notices()
 
 
@@ -76,8 +76,10 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
     ``rows`` (or a function that gives them, for a large table) become CSV only when the
     button is clicked, never on a rerun."""
     # a cached figure is shared by every session: translate a copy, never the figure itself
-    st.plotly_chart(i18n.figure(fig if i18n.language() == "en" else type(fig)(fig)), width="stretch",
-                    key=f"chart-{name}")
+    shown = fig if i18n.language() == "en" else type(fig)(fig)
+    st.plotly_chart(i18n.figure(shown, figure_text.FIGURE_TEXT), width="stretch", key=f"chart-{name}")
+    if not callable(rows):  # a Monte Carlo warning is said where its numbers are drawn
+        mc_warnings(rows)
     if notice:
         st.caption(tr("**What to notice.** {notice}", notice=notice))
     slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
@@ -89,11 +91,19 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
                        mime="text/csv", key=f"csv-{slug}", on_click="ignore")
 
 
+def mc_warnings(rows: Sequence[dict[str, Any]]) -> None:
+    """A warning per distinct Monte Carlo note among the rows (:func:`views.mc_notes`)."""
+    for line in views.mc_notes(rows):
+        st.warning(plain_text.plain(line), icon=":material/warning:")
+
+
 def simulated(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """A warning for each scheme a chart could not simulate (with the reason); the others."""
+    """A warning for each scheme a chart could not simulate (with the reason), and for each
+    Monte Carlo note of the E[T] its time axis used; the others."""
     for s in summary:
         if "skipped" in s:
-            st.warning(state.plain(tr("Not simulated — {why}", why=s["skipped"])), icon=":material/warning:")
+            st.warning(plain_text.plain(tr("Not simulated — {why}", why=s["skipped"])), icon=":material/warning:")
+    mc_warnings(summary)
     return [s for s in summary if "skipped" not in s]
 
 
@@ -137,21 +147,9 @@ def guard() -> Iterator[None]:
 
 
 def _cannot(exc: ParameterError) -> str:
-    """The message for bad input: the library's text (``parameter: detail``, English).  In another
-    language the parameter is named by its control's label (when exactly one control has that key
-    or, failing that, that domain name) and the detail is translated where a catalogue has its
-    form (:meth:`Domain.check`'s "must be …", e.g.), else kept in English."""
-    text, prefix = str(exc), f"{exc.parameter}: "
-    if i18n.language() == "en" or not text.startswith(prefix):
-        return tr("Cannot compute this view: {why}", why=state.plain(i18n.translate(text)))
-    mine = [c for c in state.CONTROLS.values() if c.key == exc.parameter] or \
-        [c for c in state.CONTROLS.values() if c.domain is not None and c.domain.name == exc.parameter]
-    name, detail = (tr(mine[0].label) if len(mine) == 1 else exc.parameter), text[len(prefix):]
-    said = i18n.translate(f"{name}: {detail}")  # a form the catalogues know, its fields translated
-    if said != f"{name}: {detail}":
-        return tr("Cannot compute this view: {why}", why=state.plain(said))
-    return tr("Cannot compute this view: {parameter}: {detail}", parameter=state.plain(name),
-              detail=state.plain(detail))
+    """The message for bad input: the library's refusal in the reader's language
+    (:func:`controls.explain`: from its reason code and fields, the parameter named by its control)."""
+    return tr("Cannot compute this view: {why}", why=plain_text.plain(controls.explain(exc)))
 
 
 def m_values(fixed: int | None, grid: Sequence[int]) -> tuple[int, ...]:
@@ -166,7 +164,7 @@ def stragglers_note(workers: Any) -> None:
     """Under a page's i.i.d. formulas: which formulas hold for the stragglers chosen (DESIGN §7)."""
     if workers.kind == "none":
         return
-    st.latex(r"\text{with stragglers: }\ \mathbb{E}[T_{K\text{-sync}}]=\int_0^\infty "
+    st.latex(views.tex_words(tr("with stragglers:")) + r"\ \mathbb{E}[T_{K\text{-sync}}]=\int_0^\infty "
              r"P\big(\#\{i: X_i\le x\}<K\big)\,dx,\quad "
              r"\mathbb{E}[T_{K\text{-batch-async}}]=\frac{K}{\sum_i 1/\mathbb{E}[X_i]}")
     st.caption(tr("The workers are not identical here: K-sync (and sync, K = m) is the K-th of independent, "

@@ -212,6 +212,8 @@ NORMAL_MEAN_MIN_STDS = TruncatedNormal.MIN_MEAN_STDS
 #: ranges a class explores: a slider over a parameter's whole library domain (a rate from
 #: 1e-6 to 1e9, a horizon up to 1e12) could not be set to a useful value.  ``state`` intersects
 #: each with the library's domain of the parameter; a test checks the intersection is the range.
+#: A delay family's parameter is keyed by its control key (the family's ``VIEWS``); a family
+#: registered without an entry here gets its parameters' whole declared domains.
 RANGES: dict[str, tuple[float, float]] = {
     # delay laws (domains in distsgd.delays, from limits.TIME_SCALE_MIN/MAX and the tail caps)
     "lam": (0.01, 100.0), "delta": (0.0, 100.0), "xm": (0.01, 100.0),

@@ -15,33 +15,21 @@ import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
 from ..clusters import Stragglers
-from ..delays import Delay, Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
+from ..delays import Delay, Empirical, Exponential
 from ..params import ParameterError
 from ..traces import Trace, load_trace
-from . import state
+from . import controls, plain_text, presets, state
 from .i18n import LANGUAGES, N_, tr
 from .rerun_caps import NORMAL_MEAN_MIN_STDS, TRACE_MAX_BYTES, UI_BUDGETS
 
-SIDEBAR_KEYS = ("delay", "lam", "delta", "xm", "alpha", "ln_mu", "ln_sigma", "n_mean", "n_std",
-                "w_shape", "w_scale", "u_low", "u_high", "stragglers", "slow", "slowdown", "slow_fraction",
-                "persistence", "trace_mode", "m", "K", "H", "schemes", "seed", "budget", "lang")
-
+#: the words of the Stragglers choices (the library's cluster kinds; a kind not here shows as itself)
 STRAGGLER_LABELS = {"none": N_("none (i.i.d. workers)"), "static": N_("b slow workers"),
                     "markov": N_("slow spells (random)"), "trace": N_("measured per-worker trace")}
-STRAGGLER_PARAMS = {"none": (), "static": ("slow", "slowdown"), "markov": ("slow_fraction", "persistence", "slowdown"),
-                    "trace": ("trace_mode",)}
-
-FAMILY_PARAMS = {
-    "exp": ("lam",), "shifted-exp": ("lam", "delta"), "pareto": ("xm", "alpha", "delta"),
-    "lognormal": ("ln_mu", "ln_sigma", "delta"), "normal": ("n_mean", "n_std", "delta"),
-    "weibull": ("w_shape", "w_scale", "delta"), "uniform": ("u_low", "u_high", "delta"),
-    "trace": ("delta",),
-}
-FAMILY_LABELS = {
-    "exp": N_("exponential"), "shifted-exp": N_("shifted exponential Δ + Exp(λ)"),
-    "pareto": N_("Pareto (heavy tail)"), "lognormal": N_("lognormal"), "normal": N_("normal, truncated at 0"),
-    "weibull": N_("Weibull"), "uniform": N_("uniform"), "trace": N_("measured trace (upload)"),
-}
+#: each Stragglers choice's controls, each delay choice's controls and label: derived from the
+#: library's registries by :mod:`distsgd.ui.controls` (the same dicts, kept up to date by ``controls.refresh``)
+STRAGGLER_PARAMS = controls.KIND_PARAMS
+FAMILY_PARAMS = controls.FAMILY_PARAMS
+FAMILY_LABELS = controls.FAMILY_LABELS
 
 #: the selects that show labels instead of their raw options (the browser test reads this; the
 #: labels are English message ids, shown through ``tr``)
@@ -67,7 +55,7 @@ def number(key: str, where: Any = None, bounds: tuple[float, float] | None = Non
            slider: bool = True, help: str | None = None) -> Any:
     """A slider or number box bound to a declared control (its value kept in the store); its label
     and help in the current language (``help`` given here is shown as it is)."""
-    c = state.CONTROLS[key]
+    c = controls.CONTROLS[key]
     where = where or st
     args = state.widget_args(key, bounds)
     bind = state.bind(key, (args["min_value"], args["max_value"]))
@@ -87,12 +75,12 @@ def _formatter(texts: dict[str, str]) -> Callable[[Any], str]:
 
 def choice(key: str, where: Any = None, labels: dict[str, str] | None = None, radio: bool = False) -> Any:
     """A select (radio, multiselect) bound to a declared control; each option shown by its label
-    (``labels``, else :data:`state.CHOICE_LABELS`, else the option itself) in the current language."""
-    c = state.CONTROLS[key]
+    (``labels``, else :data:`controls.CHOICE_LABELS`, else the option itself) in the current language."""
+    c = controls.CONTROLS[key]
     assert c.options is not None
     where = where or st
     bind = state.bind(key)
-    shown = labels if labels is not None else state.CHOICE_LABELS.get(key, {})
+    shown = labels if labels is not None else controls.CHOICE_LABELS.get(key, {})
     help = tr(c.help) if c.help else None
     fmt = _formatter({v: tr(shown[v]) if v in shown else str(v) for v in c.options})
     if c.multi:
@@ -100,24 +88,6 @@ def choice(key: str, where: Any = None, labels: dict[str, str] | None = None, ra
     f = where.radio if radio else where.selectbox
     kw = {"horizontal": True} if radio else {}
     return f(tr(c.label), options=list(c.options), format_func=fmt, help=help, **kw, **bind)
-
-
-def _build_delay(family: str) -> Delay:
-    v = state.value
-    shift = v("delta") if "delta" in FAMILY_PARAMS[family] else 0.0
-    if family in ("exp", "shifted-exp"):
-        return Exponential(rate=v("lam"), shift=shift)
-    if family == "pareto":
-        return Pareto(xm=v("xm"), alpha=v("alpha"), shift=shift)
-    if family == "lognormal":
-        return LogNormal(mu=v("ln_mu"), sigma=v("ln_sigma"), shift=shift)
-    if family == "normal":
-        return TruncatedNormal(mean_=v("n_mean"), std_=v("n_std"), shift=shift)
-    if family == "weibull":
-        return Weibull(shape=v("w_shape"), scale=v("w_scale"), shift=shift)
-    if family == "uniform":
-        return Uniform(low=v("u_low"), high=v("u_high"), shift=shift)
-    raise AssertionError(family)  # pragma: no cover
 
 
 DEFAULT_DELAY = Exponential(rate=1.0, shift=0.0)
@@ -135,7 +105,7 @@ def read_upload(up: Any, parse: Callable[[Any], Any], what: str = "") -> tuple[A
     try:
         return parse(up), ""
     except ParameterError as exc:
-        return None, state.explain(exc)
+        return None, controls.explain(exc)
 
 
 def _uploaded(widget: str, store: str, parse: Callable[[Any], Any], what: str = "") -> None:
@@ -213,7 +183,7 @@ def _stragglers(where: Any, delay: Delay) -> Stragglers:
     try:
         return Stragglers(delay, kind, trace=trace, **shown)
     except ParameterError as exc:  # e.g. s·X outside the law's domain: say so, and draw i.i.d. workers
-        state.notify(tr("{error}; showing i.i.d. workers.", error=state.explain(exc)))
+        state.notify(tr("{error}; showing i.i.d. workers.", error=controls.explain(exc)))
         return Stragglers(delay)
 
 
@@ -230,14 +200,14 @@ def _stragglers_caption(w: Stragglers, m: int) -> str:
         return tr("a mini-batch is slow ({s:g}·X) with long-run probability π = {pi:g}; a slow spell lasts "
                   "{spell:.3g} mini-batches on average", s=w.slowdown, pi=w.slow_fraction, spell=spell)
     if w.kind == "trace":
-        label = state.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
+        label = controls.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
         t, mode = w.trace, tr(label)
         if t.layout == "column":  # (such a file is refused above; Trace.describe's words, from its numbers)
-            return tr("{name}: {n} times in one column (pooled use only); {mode}", name=state.plain(t.name),
+            return tr("{name}: {n} times in one column (pooled use only); {mode}", name=plain_text.plain(t.name),
                       n=t.pooled.size,
                       mode=mode)
         return tr("{name}: {m} workers × {steps} complete steps ({dropped} dropped, {duplicates} duplicates, "
-                  "{missing} missing); {mode}", name=state.plain(t.name), m=t.m, steps=len(t.complete_steps),
+                  "{missing} missing); {mode}", name=plain_text.plain(t.name), m=t.m, steps=len(t.complete_steps),
                   dropped=t.dropped_steps, duplicates=t.duplicates, missing=t.missing, mode=mode)
     return tr("every mini-batch of every worker i.i.d. X")
 
@@ -257,7 +227,7 @@ def problem_controls() -> Any:
     c1, c2, c3, c4 = st.columns(4)
     number("eta", c1, slider=False)
     L = number("L", c1, slider=False)
-    mu_dom = state.CONTROLS["mu"].domain
+    mu_dom = controls.CONTROLS["mu"].domain
     assert mu_dom is not None
     number("mu", c2, slider=False, bounds=(mu_dom.low, min(L, mu_dom.high)))  # μ ≤ L
     number("sigma2", c2, slider=False)
@@ -270,7 +240,7 @@ def problem_controls() -> Any:
 def _joint_bounds(key: str) -> tuple[float, float] | None:
     """Bounds one family parameter takes from another (each valid alone, not together):
     uniform b > a, and a truncated normal with mean/std ≥ −30 (so P(N ≥ 0) is representable)."""
-    c = state.CONTROLS[key]
+    c = controls.CONTROLS[key]
     assert c.domain is not None
     if key == "u_high":
         return (max(c.domain.low, state.value("u_low") + (c.step or 0.01)), c.domain.high)
@@ -285,25 +255,27 @@ NO_PRESET = "—"  # the preset box's first entry: no preset
 def _preset_chosen() -> None:
     """on_change of the preset box: apply the chosen preset."""
     if st.session_state["preset"] != NO_PRESET:
-        state.apply_preset(st.session_state["preset"])
+        presets.apply_preset(st.session_state["preset"])
 
 
 def sidebar() -> Selection:
+    controls.refresh()  # a family or scheme registered since the last run is a choice now
     sb = st.sidebar
     choice("lang", sb, LANGUAGES, radio=True)  # first: every other string depends on it
-    sb.selectbox(tr("Preset"), [NO_PRESET, *state.PRESETS], format_func=_formatter({n: tr(n) for n in state.PRESETS}),
-                 key="preset", on_change=_preset_chosen, help=tr("Set every control at once to a classroom example."))
+    sb.selectbox(tr("Preset"), [NO_PRESET, *presets.PRESETS],
+                 format_func=_formatter({n: tr(n) for n in presets.PRESETS}), key="preset",
+                 on_change=_preset_chosen, help=tr("Set every control at once to a classroom example."))
     sb.subheader(tr("Delay X of one gradient"))
     family = choice("delay", sb, FAMILY_LABELS)
     for key in FAMILY_PARAMS[family]:
         number(key, sb, bounds=_joint_bounds(key))
-    if family == "trace":
+    if controls.FAMILIES[family].uploaded:
         delay = _trace_delay(sb)
     else:
         try:
-            delay = _build_delay(family)
+            delay = controls.FAMILIES[family].build(state.value)
         except ParameterError as exc:
-            state.notify(tr("{error}; showing exp(rate=1) instead.", error=state.explain(exc)))
+            state.notify(tr("{error}; showing exp(rate=1) instead.", error=controls.explain(exc)))
             delay = DEFAULT_DELAY
     sb.caption(f"X ~ {_delay_text(delay)}, E[X] = {delay.mean:.4g}" + (" (NLU)" if delay.is_nlu else ""))
     sb.subheader(tr("Stragglers"))

@@ -73,8 +73,8 @@ def read_results(data: bytes, name: str) -> pd.DataFrame:
     (:func:`distsgd.sweeps.output.read_results`: Parquet, a ``point`` and a result column of
     DESIGN §8, at most SWEEP_MAX_ROWS rows and limits.TABLE_MAX_BYTES decoded), sorted by point."""
     if len(data) > SWEEP_MAX_BYTES:
-        raise ParameterError("results", f"{name} is {len(data) / 2**20:.1f} MiB, over the "
-                                        f"{SWEEP_MAX_BYTES / 2**20:.0f} MiB this page reads")
+        raise ParameterError("results", "results_too_big", file=name, mib=len(data) / 2**20,
+                             cap_mib=SWEEP_MAX_BYTES / 2**20)
     table = output.read_results(data, name, max_rows=SWEEP_MAX_ROWS)
     return table.to_pandas().sort_values("point", kind="stable").reset_index(drop=True)
 

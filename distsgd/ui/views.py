@@ -13,12 +13,15 @@ from typing import Any
 import numpy as np
 
 from ..error import time_to_target
+from ..params import from_jsonable
+from ..reasons import Phrase
+from ..records import note_parts
 from ..schemes import scheme_class
-from . import state
-from .i18n import N_, tr
+from . import controls, plain_text
+from .i18n import N_, phrase, tr
 
-__all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "whatif_table",
-           "stragglers_sentence", "word", "workers_label"]
+__all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "error_formulas",
+           "tex_words", "whatif_table", "stragglers_sentence", "word", "workers_label"]
 
 #: fixed words and phrases of the library that the tables and pages show (an analytic result's
 #: kind, a what-if reading, why a point was not simulated, where a time to ε came from), marked
@@ -82,12 +85,46 @@ def _ci(r: dict[str, Any]) -> str:
     return tr("not simulated: {why}", why=word(r.get("mc_skipped", "")))
 
 
+def mc_note(r: dict[str, Any]) -> str:
+    """A row's Monte Carlo warning in the current language ('' when it has none): from its
+    phrases (a chart's row: Phrases; a results file's row: their JSON, :func:`records.note_parts`),
+    else its English text as it is."""
+    parts = r.get("mc_note_parts")
+    if isinstance(parts, str):
+        parts = note_parts(parts)
+    if isinstance(parts, tuple) and all(isinstance(p, Phrase) for p in parts):
+        return "".join(str(phrase(p)) for p in parts)
+    note = r.get("mc_note")
+    return note if isinstance(note, str) else ""
+
+
+def mc_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """One line per distinct Monte Carlo warning among the rows, in the current language, naming
+    what it is about: a scheme when every one of its points carries it, else those points by
+    their labels (e.g. K-sync only at K = m)."""
+    notes: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        note = mc_note(r)
+        if note:
+            notes.setdefault(note, []).append(r)
+    out = []
+    for note, noted in notes.items():
+        names: list[str] = []
+        for scheme in dict.fromkeys(str(r.get("scheme", "")) for r in noted):
+            mine = [r for r in noted if str(r.get("scheme", "")) == scheme]
+            every = sum(str(r.get("scheme", "")) == scheme for r in rows)
+            labels = list(dict.fromkeys(str(r.get("label") or scheme) for r in mine))
+            names += [scheme] if len(mine) == every or len(labels) == 1 and labels[0] == scheme else labels
+        out.append(tr("Monte Carlo, {schemes}: {note}", schemes="; ".join(names), note=note))
+    return out
+
+
 def runtime_table(here: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The runtime page's table: every scheme at the sidebar's (m, K)."""
     return [{tr("scheme"): r["label"], tr("analytic E[T]"): r["analytic"], tr("kind"): word(r["kind"]),
              tr("method"): r["method"], tr("Monte Carlo mean"): r.get("mc_mean"),
              tr("95% CI"): _ci(r), tr("iterations"): r.get("mc_iterations"),
-             tr("mean staleness"): r.get("staleness_mean")} for r in here]
+             tr("mean staleness"): r.get("staleness_mean"), tr("Monte Carlo note"): mc_note(r)} for r in here]
 
 
 def _time(v: float | None) -> float | str | None:
@@ -96,35 +133,61 @@ def _time(v: float | None) -> float | str | None:
 
 def _why(r: dict[str, Any]) -> str:
     """Why a cell is empty: the simulation's reason, or the bound's."""
-    notes = [tr("not simulated: {why}", why=r["simulated_skipped"])] if "simulated_skipped" in r else []
-    if r["bound_time"] is None:
-        notes.append(word(r["bound_source"]))
+    notes = ([tr("not simulated: {why}", why=controls.explain(from_jsonable(r["simulated_skipped_reason"])))]
+             if "simulated_skipped" in r else [])  # (translated from the refusal's reason code and fields)
+    if r["bound_time_to_target"] is None:
+        notes.append(word(r["bound_note"]))
     return tr("; ").join(notes)
 
 
 def target_table(rows: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any]], best: Sequence[int | None]
                  ) -> list[dict[str, Any]]:
     """The trade-offs page's table: each swept point (★ at the best ones), then the references."""
-    return ([{tr("scheme"): r["label"], tr("time to ε (bound)"): _time(r["bound_time"]),
-              tr("time to ε (simulated)"): _time(r.get("simulated_time")),
+    return ([{tr("scheme"): r["label"], tr("time to ε (bound)"): _time(r["bound_time_to_target"]),
+              tr("time to ε (simulated)"): _time(r.get("time_to_target")),
               tr("best"): "★" if i in best else "", tr("note"): _why(r)} for i, r in enumerate(rows)]
             + [{tr("scheme"): tr("reference: {scheme}", scheme=r["label"]),
-                tr("time to ε (bound)"): _time(r["bound_time"]),
-                tr("time to ε (simulated)"): _time(r.get("simulated_time")), tr("best"): "", tr("note"): _why(r)}
+                tr("time to ε (bound)"): _time(r["bound_time_to_target"]),
+                tr("time to ε (simulated)"): _time(r.get("time_to_target")), tr("best"): "", tr("note"): _why(r)}
                for r in ref])
 
 
+#: how ``\text{…}`` writes LaTeX's special characters
+_TEX = {"\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "$": r"\$", "&": r"\&", "#": r"\#", "%": r"\%",
+        "_": r"\_", "^": r"\^{}", "~": r"\~{}"}
+
+
+def tex_words(text: str) -> str:
+    r"""Words inside a formula: ``\text{…}`` of ``text`` (translated by the caller, ``tr("…")``:
+    the message id holds words only, never LaTeX), its LaTeX characters escaped.
+
+    >>> tex_words("p₀ = 50% of {x}")
+    '\\text{p₀ = 50\\% of \\{x\\}}'
+    """
+    return r"\text{" + "".join(_TEX.get(c, c) for c in text) + "}"
+
+
+def error_formulas() -> list[str]:
+    """The error page's bounds (LaTeX): fresh gradients, then stale ones, their words in the
+    current language."""
+    return [tex_words(tr("fresh:")) + r"\ \mathbb{E}[f(w_J)]-f^* \le F_K + (1-\eta\mu)^J (F_0 - F_K),\quad "
+            r"F_K=\frac{\eta L\sigma^2}{2\mu b K}",
+            tex_words(tr("stale:")) + r"\ \mathbb{E}[f(w_J)]-f^* \le F'_K + (1-\eta\mu\gamma')^J (F_0 - F'_K),\quad "
+            r"\gamma' = 1-\gamma+\tfrac{p_0}{2},\ F'_K=\frac{\eta L\sigma^2}{2\mu\gamma' b K}"]
+
+
 def target_formula(scheme: str) -> list[str]:
-    """The time-to-target formula (LaTeX) the trade-offs chart uses for the swept scheme."""
+    """The time-to-target formula (LaTeX) the trade-offs chart uses for the swept scheme, its
+    words in the current language."""
     if scheme == "local-sgd":
-        return [r"\text{local SGD: no bound is drawn; the time to } \varepsilon \text{ comes from simulated SGD}"]
+        return [tex_words(tr("local SGD: no bound is drawn; the time to ε comes from simulated SGD"))]
     if scheme_class(scheme).fresh:
         return [r"t^*(K) = \mathbb{E}[T_K]\,\frac{\log\big((\varepsilon - F_K)/(F_0 - F_K)\big)}{\log(1-\eta\mu)},"
                 r"\quad F_K=\frac{\eta L\sigma^2}{2\mu b K}"]
     return [r"t^*(K) = \mathbb{E}[T_K]\,\frac{\log\big((\varepsilon - F'_K)/(F_0 - F'_K)\big)}"
             r"{\log(1-\eta\mu\gamma')},"
             r"\quad F'_K=\frac{\eta L\sigma^2}{2\mu\gamma' b K},\quad \gamma' = 1-\gamma+\tfrac{p_0}{2}",
-            r"p_0 = \text{the measured fraction of fresh gradients at each point}"]
+            r"p_0 = " + tex_words(tr("the measured fraction of fresh gradients at each point"))]
 
 
 def whatif_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -132,8 +195,9 @@ def whatif_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     the current language: build it at display, not inside a cached call)."""
     return [{tr("reading"): word(r["reading"]), tr("scheme"): r["label"], tr("analytic E[T]"): r["analytic"],
              tr("kind"): word(r["kind"]), tr("Monte Carlo mean"): r.get("mc_mean"), tr("95% CI"): _ci(r),
-             tr("time to ε (bound)"): _time(r.get("target_time")),
-             tr("note"): "" if r.get("target_source") in (None, "bound") else word(r["target_source"])} for r in rows]
+             tr("Monte Carlo note"): mc_note(r),
+             tr("time to ε (bound)"): _time(r.get("bound_time_to_target")),
+             tr("note"): "" if r.get("bound_note") in (None, "bound") else word(r["bound_note"])} for r in rows]
 
 
 def stragglers_sentence(slow: Sequence[dict[str, Any]], threshold: float) -> str:
@@ -141,10 +205,10 @@ def stragglers_sentence(slow: Sequence[dict[str, Any]], threshold: float) -> str
     labels quoted as plain text), persistent ones with their slowdown, emerging ones with the step
     they start from."""
     def one(r: dict[str, Any]) -> str:
-        worker = state.plain(r["worker"])
+        worker = plain_text.plain(r["worker"])
         if r["from_step"] is None:
             return tr("{worker} (persistent, slowdown {slowdown})", worker=worker, slowdown=f"{r['slowdown']:.3g}")
-        return tr("{worker} (from step {step})", worker=worker, step=state.plain(r["from_step"]))
+        return tr("{worker} (from step {step})", worker=worker, step=plain_text.plain(r["from_step"]))
     return tr("Stragglers at θ = {theta}: {names}.", theta=f"{threshold:g}", names=tr(", ").join(one(r) for r in slow))
 
 
@@ -162,5 +226,5 @@ def workers_label(w: Any) -> str:
     if w.kind == "markov":
         return tr("slow spells: π = {pi}, ρ = {rho}, s = {s}, {law}", pi=f"{w.slow_fraction:g}",
                   rho=f"{w.persistence:g}", s=f"{w.slowdown:g}", law=law)
-    mode = state.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
-    return tr("trace {name} ({mode})", name=state.plain(w.trace.name), mode=tr(mode))
+    mode = controls.CHOICE_LABELS["trace_mode"].get(w.trace_mode, w.trace_mode)
+    return tr("trace {name} ({mode})", name=plain_text.plain(w.trace.name), mode=tr(mode))

@@ -75,7 +75,7 @@ def sweep_case() -> Any:
     return _plain(df[keep].to_dict("records"))
 
 
-def whatif_case() -> Any:
+def whatif_case(budget: float = 3e8) -> Any:
     from distsgd.error import Problem
     from distsgd.traces import trace_from_times
     from distsgd.whatif import what_if
@@ -85,7 +85,7 @@ def whatif_case() -> Any:
     rows, skipped = what_if(trace, ["sync", "k-sync", "async", "k-async"], 2, 1,
                             stragglers=trace.stragglers(), seed=1,
                             problem=Problem(eta=0.05, L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10),
-                            eps=0.05, iterations=3000)
+                            eps=0.05, iterations=3000, budget=budget)
     return _plain({"rows": rows, "skipped": skipped})
 
 
@@ -105,6 +105,7 @@ def cases() -> dict[str, Any]:
     out: dict[str, Any] = {" ".join(a): cli_case(a) for a in CLI}
     out["sweep"] = sweep_case()
     out["what-if"] = whatif_case()
+    out["what-if, tight budget"] = whatif_case(budget=5e7)  # the budget split decides the run lengths
     out["runtime_vs_K"] = chart_rows_case()
     return _plain(out)
 
