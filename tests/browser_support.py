@@ -9,6 +9,7 @@ another checkout with ``DISTSGD_APP_DIR`` (e.g. an old commit, to see the test f
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -79,9 +80,9 @@ def need(what: str) -> None:
 
 _INTROSPECT = r"""
 import json
-from distsgd.ui import state
+from distsgd.ui import controls, presets
 out = {"controls": {}, "family_labels": {}, "family_params": {}, "presets": {}, "option_labels": {}}
-for key, c in state.CONTROLS.items():
+for key, c in controls.CONTROLS.items():
     dom = getattr(c, "domain", None)
     out["controls"][key] = {
         "label": c.label,
@@ -100,7 +101,7 @@ try:
 except Exception as exc:  # the sidebar module is being rewritten: the test copes without
     out["sidebar_error"] = repr(exc)
 out["presets"] = {n: {k: (list(v) if isinstance(v, (list, tuple)) else v) for k, v in p.items()}
-                  for n, p in dict(getattr(state, "PRESETS", {})).items()}
+                  for n, p in dict(presets.PRESETS).items()}
 print("@@JSON@@" + json.dumps(out, default=str))
 """
 
@@ -150,7 +151,7 @@ def introspect() -> Spec:
     blob = next((ln for ln in proc.stdout.splitlines() if ln.startswith("@@JSON@@")), None)
     if proc.returncode != 0 or blob is None:
         pytest.fail(f"cannot read the control declarations of the app in {APP_DIR} "
-                    f"(distsgd.ui.state.CONTROLS):\n{proc.stderr[-3000:]}", pytrace=False)
+                    f"(distsgd.ui.controls.CONTROLS):\n{proc.stderr[-3000:]}", pytrace=False)
     d = json.loads(blob[len("@@JSON@@"):])
     labels = d.get("option_labels") or {"delay": d["family_labels"]}
     return Spec(d["controls"], d["family_labels"], d["family_params"], d["presets"], labels)
@@ -166,11 +167,47 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(log_path: Path) -> Iterator[str]:
+@dataclass
+class Server:
+    """A running ``streamlit run app.py``: its base URL and its log.  ``used`` is set once a
+    test has opened a session on it (the deep-link test needs the server's very first one)."""
+    url: str
+    log: Path
+    used: bool = False
+    _read: int = 0  # how much of the log ``new_log`` has returned
+
+    def new_log(self) -> str:
+        """The server's log written since the previous call (the whole log the first time)."""
+        with open(self.log, "rb") as f:
+            f.seek(self._read)
+            data = f.read()
+        self._read += len(data)
+        return data.decode(errors="replace")
+
+
+@contextlib.contextmanager
+def first_use(server: Server) -> Iterator[None]:
+    """The first test on a server: its first session's first run imports the library and
+    compiles on a cold process, which may take longer than RERUN_START_S on a loaded machine, so
+    until this test ends a run is awaited for up to RENDER_S (any test may come first: ``-k``)."""
+    global RERUN_START_S
+    cold, server.used = not server.used, True
+    before = RERUN_START_S
+    if cold:
+        RERUN_START_S = max(RERUN_START_S, RENDER_S)
+    try:
+        yield
+    finally:
+        RERUN_START_S = before
+
+
+@contextlib.contextmanager
+def serving(log_path: Path) -> Iterator[Server]:
     """``streamlit run app.py`` from APP_DIR on a free port, in its own process group.
 
-    Yields the base URL; afterwards fails if the server logged a traceback (page.guard() shows
-    a polite message but logs the exception: none may have happened).
+    Gives the running server; afterwards fails if the server logged a traceback since the tests
+    last read its log (page.guard() shows a polite message but logs the exception: none may have
+    happened; each browser test reads the log when it ends, so it reports its own).
     """
     port = free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -181,14 +218,14 @@ def serve(log_path: Path) -> Iterator[str]:
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, cwd=APP_DIR, stdout=log, stderr=subprocess.STDOUT,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
-    base = f"http://127.0.0.1:{port}"
+    server = Server(f"http://127.0.0.1:{port}", log_path)
     try:
         deadline = time.monotonic() + SERVER_START_S
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"streamlit exited with {proc.returncode}:\n{log_path.read_text(errors='replace')}")
             try:
-                with urllib.request.urlopen(f"{base}/_stcore/health", timeout=2) as r:
+                with urllib.request.urlopen(f"{server.url}/_stcore/health", timeout=2) as r:
                     if r.status == 200 and r.read().strip() == b"ok":
                         break
             except OSError:
@@ -197,8 +234,8 @@ def serve(log_path: Path) -> Iterator[str]:
                 pytest.fail(f"streamlit did not answer /_stcore/health within {SERVER_START_S} s:\n"
                             f"{log_path.read_text(errors='replace')}")
             time.sleep(0.25)
-        yield base
-        log_text = log_path.read_text(errors="replace")  # before shutdown, which may log noise
+        yield server
+        log_text = server.new_log()  # before shutdown, which may log noise
     finally:
         stop(proc)
     assert "Traceback" not in log_text, f"the server logged a traceback:\n{log_text[-20000:]}"

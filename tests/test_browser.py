@@ -1,6 +1,10 @@
 """The dashboard in a real browser: headless Chromium (Debian's) driving ``streamlit run app.py``.
 
     .venv/bin/python -m pytest tests/test_browser.py -q      # or: make test (runs everything)
+    .venv/bin/python -m pytest tests/test_browser.py -q -k chinese     # one part (its test id)
+
+Each part below is its own test, in this order, sharing one server and one Chromium (module
+fixtures; ``make test``'s ``--dist loadgroup`` keeps them on one worker: the group "browser").
 
 What a person does, and what must hold (DESIGN.md §5: the sidebar is shared by every page and
 mirrored in the URL, so a link reproduces the view):
@@ -44,9 +48,11 @@ mirrored in the URL, so a link reproduces the view):
    every page's link clicked 100 ms apart; no "Cached ForwardMsg MISS" / fatal connection error,
    nothing still running 10 s after the last click, and the URL and the sidebar keep the settings.
 
-Every broken promise is collected, so a run reports all of them, and the test fails at the end
-if there was any.  The server log must hold no traceback (page.guard() hides errors from the
-page but logs them).  About 2½ minutes on two shared cores; each part's time is printed (-s).
+Within a test every broken promise is collected, so a run reports all of them, and the test
+fails at the end if there was any; a part that fails does not stop the others.  The server log
+must hold no traceback (page.guard() hides errors from the page but logs them): each test reads
+what the server logged while it ran.  About 2½ minutes for parts 1–5 and 1½ for part 6 on two
+shared cores (``--durations=0`` gives each part's time).
 
 ``DISTSGD_APP_DIR=/path/to/checkout`` serves (and introspects) the app of another checkout,
 e.g. an old commit in a ``git worktree``, with this test; its screenshots go to that
@@ -133,16 +139,21 @@ def spec() -> Spec:
 
 
 @pytest.fixture(scope="module")
-def server(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``streamlit run app.py`` (from DISTSGD_APP_DIR, default this checkout) on a free port."""
-    yield from bs.serve(tmp_path_factory.mktemp("streamlit") / "streamlit.log")
+def server(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[bs.Server]:
+    """``streamlit run app.py`` (from DISTSGD_APP_DIR, default this checkout) on a free port, one
+    for every test of this file (on one xdist worker: the group "browser")."""
+    with bs.serving(tmp_path_factory.mktemp("streamlit") / "streamlit.log") as srv:
+        yield srv
 
 
 @pytest.fixture(scope="module")
 def browser(chromium: Path, tmp_path_factory: pytest.TempPathFactory):
-    """A persistent Chromium context with a fresh profile, 1400×1000."""
+    """A persistent Chromium context with a fresh profile, 1400×1000, for every test of this file
+    (each part opens its own pages: new sessions)."""
     from playwright.sync_api import sync_playwright
 
+    for old in bs.ARTIFACTS.glob("fail-*.png"):  # a previous run's: they would mislead
+        old.unlink()
     with sync_playwright() as pw:
         ctx = pw.chromium.launch_persistent_context(
             str(tmp_path_factory.mktemp("chromium-profile")), executable_path=str(chromium),
@@ -155,37 +166,96 @@ def browser(chromium: Path, tmp_path_factory: pytest.TempPathFactory):
 
 
 # ---------------------------------------------------------------------------------------------
-# the test
+# the tests: one per part, in this order (pytest keeps a file's order, and xdist's loadgroup
+# sends the group "browser" to one worker in that order), on one server and one Chromium
 # ---------------------------------------------------------------------------------------------
 
-def test_dashboard_in_the_browser(server: str, browser, spec: Spec) -> None:
-    """One test (so that pytest-xdist never starts a second server and browser), in parts; every
-    problem found is reported at the end."""
+def run_part(server: bs.Server, name: str, fn: Callable[[list[str], Problems], None]) -> None:
+    """Run one part, ``fn(errors, problems)``: every broken promise it finds is collected (a failed
+    check or a browser timeout stops the part and is one more), and the test fails at the end
+    with all of them, with the JavaScript errors of its pages and any traceback in the server's
+    log since the previous test."""
     problems = Problems()
-    for old in bs.ARTIFACTS.glob("fail-*.png"):  # a previous run's: they would mislead
-        old.unlink()
-    errors: list[str] = []  # JavaScript errors on any page
-    timings: dict[str, float] = {}
+    errors: list[str] = []  # JavaScript errors on the part's pages
+    with bs.first_use(server):
+        problems.part(name, lambda: fn(errors, problems))
+    finish(server, problems, errors)
 
-    def part(name: str, fn: Callable[[], None]) -> None:
-        t = time.monotonic()
-        problems.part(name, fn)
-        timings[name] = time.monotonic() - t
 
-    part("deep link", lambda: a_deep_link_is_the_first_request(server, browser, errors, problems))
-    part("pages", lambda: every_page_renders_and_the_slider_reruns(server, browser, spec, errors, problems))
-    part("moves", lambda: every_control_moves_and_the_others_keep_their_values(server, browser, spec, errors, problems))
-    part("upload", lambda: a_trace_comes_in_through_the_upload_widget(server, browser, spec, errors, problems))
-    part("your cluster", lambda: a_cluster_trace_is_read_and_used_everywhere(server, browser, spec, errors, problems))
-    part("中文", lambda: every_page_in_chinese(server, browser, errors, problems))
-    part("page switch",
-         lambda: clicking_a_page_while_a_run_is_going_loses_nothing(server, browser, spec, errors, problems))
-    part("hostile URL", lambda: hostile_url_gives_notices_not_exceptions(server, browser, spec, errors, problems))
-    part("copied link", lambda: a_copied_link_reproduces_the_view(server, browser, spec, errors, problems))
+def finish(server: bs.Server, problems: Problems, errors: list[str], headline: str = "") -> None:
+    """Fail with every problem found, the pages' JavaScript errors and the server's tracebacks."""
     if errors:
         problems.add(f"JavaScript errors in the page: {errors[:10]}")
-    print("browser test parts (s): " + ", ".join(f"{k} {v:.0f}" for k, v in timings.items()))
-    assert not problems, problems.report()
+    log = server.new_log()
+    if "Traceback" in log:  # page.guard() hides errors from the page but logs them
+        problems.add(f"the server logged a traceback during this test (or just before it):\n{log[-20000:]}")
+    assert not problems, headline + problems.report()
+
+
+def test_a_deep_link_is_the_first_request(server: bs.Server, browser, tmp_path: Path) -> None:
+    """Part 4b's first half: the server's very first session opens /cluster with a URL value.
+    When another test has used the shared server already (a run that does not keep this file's
+    order), a server of its own is started for it."""
+    if not server.used:
+        run_part(server, "deep link", lambda errors, problems: a_deep_link_is_the_first_request(
+            server.url, browser, errors, problems))
+        return
+    with bs.serving(tmp_path / "streamlit.log") as own:
+        run_part(own, "deep link", lambda errors, problems: a_deep_link_is_the_first_request(
+            own.url, browser, errors, problems))
+
+
+def test_every_page_renders_and_the_slider_reruns(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 1."""
+    run_part(server, "pages", lambda errors, problems: every_page_renders_and_the_slider_reruns(
+        server.url, browser, spec, errors, problems))
+
+
+def test_every_control_moves_and_the_others_keep_their_values(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 2."""
+    run_part(server, "moves", lambda errors, problems: every_control_moves_and_the_others_keep_their_values(
+        server.url, browser, spec, errors, problems))
+
+
+def test_a_trace_comes_in_through_the_upload_widget(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 4."""
+    run_part(server, "upload", lambda errors, problems: a_trace_comes_in_through_the_upload_widget(
+        server.url, browser, spec, errors, problems))
+
+
+def test_a_cluster_trace_is_read_and_used_everywhere(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 4b."""
+    run_part(server, "your cluster", lambda errors, problems: a_cluster_trace_is_read_and_used_everywhere(
+        server.url, browser, spec, errors, problems))
+
+
+def test_every_page_in_chinese(server: bs.Server, browser) -> None:
+    """Part 4c."""
+    run_part(server, "中文", lambda errors, problems: every_page_in_chinese(server.url, browser, errors, problems))
+
+
+def test_page_switch_on_a_first_visit_loses_nothing(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 3, over a slow network: a page clicked while the sidebar is drawn."""
+    run_part(server, "page switch", lambda errors, problems: first_visit_click_while_the_sidebar_is_drawn(
+        server.url, browser, spec, errors, problems))
+
+
+def test_page_switch_after_a_move_loses_nothing(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 3, in one session: a control moved, a page clicked while its run is going."""
+    run_part(server, "page switch", lambda errors, problems: move_then_click_another_page(
+        server.url, browser, spec, errors, problems))
+
+
+def test_hostile_url_gives_notices_not_exceptions(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 5: junk and out-of-range URL values."""
+    run_part(server, "hostile URL", lambda errors, problems: hostile_url_gives_notices_not_exceptions(
+        server.url, browser, spec, errors, problems))
+
+
+def test_a_copied_link_reproduces_the_view(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 5: a copied link."""
+    run_part(server, "copied link", lambda errors, problems: a_copied_link_reproduces_the_view(
+        server.url, browser, spec, errors, problems))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -443,6 +513,9 @@ def every_control_moves_and_the_others_keep_their_values(server: str, browser, s
         every_family_and_back(tr, pg, delay_label)
 
         # a preset sets the controls it names; the others keep their values
+        if bool(preset_label) != bool(spec.presets):  # never skipped in silence
+            problems.add(f"[moves] the sidebar's preset selectbox: {preset_label!r}; the app's presets: "
+                         f"{sorted(spec.presets)} (one without the other: the presets cannot be checked)")
         if preset_label and spec.presets:
             preset_moves(tr, preset_label)
             tr.act(f"moving {m_label!r} after the preset", lambda: bs.slider_step(pg, m_label),
@@ -532,12 +605,6 @@ def preset_moves(tr: Tracker, preset_label: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # 3. a page click while a run is going
 # ---------------------------------------------------------------------------------------------
-
-def clicking_a_page_while_a_run_is_going_loses_nothing(server: str, browser, spec: Spec,
-                                                         errors: list[str], problems: Problems) -> None:
-    first_visit_click_while_the_sidebar_is_drawn(server, browser, spec, errors, problems)
-    move_then_click_another_page(server, browser, spec, errors, problems)
-
 
 def _with_seed(url: str, seed: int) -> str:
     return re.sub(r"([?&])seed=\d+", rf"\g<1>seed={seed}", url)
@@ -924,7 +991,7 @@ QUICK_READY_JS = """({nav, pages}) => {
 }"""
 
 
-def test_quick_clicks_through_every_page_never_freeze_the_tab(server: str, browser, spec: Spec) -> None:
+def test_quick_clicks_through_every_page_never_freeze_the_tab(server: bs.Server, browser, spec: Spec) -> None:
     """A student opens a link with settings and, as soon as the navigation shows, clicks every
     page's link 100 ms apart (the runtime page's last, so the burst ends where it began).  Each
     trial opens the link again: a new session.  A trial fails on a frozen tab — the console's
@@ -945,23 +1012,22 @@ def test_quick_clicks_through_every_page_never_freeze_the_tab(server: str, brows
     pg = bs.new_page(browser, errors)  # one tab: each trial reloads it with the link
     console = bs.console_log(pg)
     try:
-        for trial in range(1, trials + 1):
-            t0 = time.monotonic()
-            n = len(problems.items)
-            console.clear()
-            problems.part(f"quick clicks {trial}/{trials}",
-                          lambda t=trial: quick_clicks(pg, server, spec, console, f"[quick clicks {t}/{trials}]",
-                                                       f"quick-{t}", problems))
-            if len(problems.items) > n:
-                failed.append(trial)
-            took.append(time.monotonic() - t0)
+        with bs.first_use(server):
+            for trial in range(1, trials + 1):
+                t0 = time.monotonic()
+                n = len(problems.items)
+                console.clear()
+                problems.part(f"quick clicks {trial}/{trials}",
+                              lambda t=trial: quick_clicks(pg, server.url, spec, console,
+                                                           f"[quick clicks {t}/{trials}]", f"quick-{t}", problems))
+                if len(problems.items) > n:
+                    failed.append(trial)
+                took.append(time.monotonic() - t0)
     finally:
         pg.close()
-    if errors:
-        problems.add(f"JavaScript errors in the page: {errors[:10]}")
     print(f"quick clicks: {len(failed)} of {trials} trials failed {failed}; "
           f"{sum(took):.0f} s, a trial {min(took):.1f}–{max(took):.1f} s")
-    assert not problems, f"{len(failed)} of {trials} trials failed: " + problems.report()
+    finish(server, problems, errors, f"{len(failed)} of {trials} trials failed: ")
 
 
 def quick_clicks(pg, server: str, spec: Spec, console: list[str], where: str, shot: str,
