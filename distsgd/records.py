@@ -7,7 +7,10 @@ or why it was not simulated.  The command line's JSON (DESIGN §5), the dashboar
 and tables (:mod:`distsgd.curves`, :mod:`distsgd.whatif`) and the Dask sweep's Parquet columns
 (:mod:`distsgd.sweeps`, DESIGN §8) are its three views: :meth:`RuntimePoint.as_json`,
 :meth:`RuntimePoint.as_row` and :meth:`RuntimePoint.as_columns`, so a field added here reaches
-every surface, and a note cannot be dropped by one of them.
+every surface, and a note cannot be dropped by one of them.  An :class:`ErrorCurve` is the same
+for error against wall-clock time (simulated SGD, the bound with its γ and p₀, the model curve,
+the times to ε): :func:`error_curve` builds it; the CLI's JSON, a chart's rows and table and the
+sweep's columns are its views.
 
 A time to reach ε (:class:`~distsgd.error.TargetTime`: from Dutta et al.'s bound on E[T], or from
 the simulated mean curve with the band of its 95 % edges, DESIGN §3) has one set of column names
