@@ -52,12 +52,13 @@ test: dev-venv browser lint
 # what reads distsgd.jit.ENABLED (the engines' and SGD's choice between a kernel and its numpy
 # path): the kernels' files, the engines and SGD, the library's bounds (in child processes too),
 # and of the scenario table the Monte Carlo rows of the schemes whose engine has a kernel
-# (async, k-async, k-batch-async, k-batch-sync) below m = 1000 (the m > 64 branches are compared
-# to the kernels in tests/test_engines_kernels.py); sync, k-sync, local SGD and the analytic
-# values do not depend on it
+# (async, k-async, k-batch-async, k-batch-sync) at m = 4, K = 1, m/2, m and 2m + 1: the numpy
+# paths' branches (K = 1, K = m, K > m) are all there, m = 64 takes the same ones, and the
+# m > 64 branches are compared to the kernels in tests/test_engines_kernels.py; sync, k-sync,
+# local SGD and the analytic values do not depend on it
 JIT_TESTS := tests/test_engines_kernels.py tests/test_error_kernels.py tests/test_error.py tests/test_engines.py \
 	tests/test_scenarios_iid.py::test_monte_carlo_agrees_with_analytic tests/test_library_robustness.py
-JIT_ROWS := not test_monte_carlo_agrees_with_analytic or async or k-batch-sync
+JIT_ROWS := not test_monte_carlo_agrees_with_analytic or (m4- and (async or k-batch-sync))
 
 bench: dev-venv
 	$(PY) -m benchmarks.run_all

@@ -28,7 +28,7 @@ def _start_rank(item) -> int:  # type: ignore[no-untyped-def]
 def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
     """The longest work first, so that it is not what the suite waits for at the end: ``make
     test`` runs ``pytest -n 2 --dist loadgroup --no-loadscope-reorder``, and xdist then hands the
-    tests out in this order — the group "browser" (about 4 minutes on one worker, the longest
+    tests out in this order — the group "browser" (5–8 minutes on one worker, the longest
     unit) to the first worker, other groups next, then the slow tests (the URL fuzz, the m = 1000
     rows), then the rest in file order.  A stable sort: within a rank, the collection's order.
 

@@ -288,10 +288,14 @@ SCHEMES = ("sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async"
 LOCAL = ((1, 0.0), (1, 0.5), (4, 0.0), (4, 0.5))  # (H, D)
 
 ITERATIONS = 40_000
-#: Monte Carlo iterations at m = 1000 for the engines whose cost per iteration grows with m or K
-#: (a superposition of m renewal processes, m sums of H delays, a long run stepped update by
-#: update, K pushes per update); their half-widths there are 0.05–1 % of the mean
-ITERATIONS_LARGE_M = 4_000
+#: delays drawn per row at most: the precision of a row's mean is set by the draws it averages
+#: (an iteration of k-batch-sync with K = 129 averages 129 pushes), so a row whose iteration
+#: draws many delays runs fewer iterations, down to ITERATIONS_MIN.  At ~10⁶ draws the
+#: half-widths are 0.05–1 % of the mean, as they were at 40 000 iterations of the cheapest rows
+DRAWS = 1_000_000
+#: the fewest iterations of any row (m = 1000 with K ≥ m/2, local SGD at m ≥ 64 with H = 4):
+#: enough batches for the batch-means interval of a long run
+ITERATIONS_MIN = 4_000
 
 
 @dataclass(frozen=True)
@@ -323,16 +327,18 @@ class Scenario:
         return self.m >= LARGE_M
 
     @property
-    def cheap_per_iteration(self) -> bool:
-        """One order statistic per iteration (O(1)), or one push per update (async, K = 1)."""
-        return (self.scheme in ("sync", "k-sync", "async") or self.K == 1
-                or (self.scheme == "local-sgd" and self.H == 1))
+    def draws_per_iteration(self) -> int:
+        """Delays an iteration of the Monte Carlo averages: one order statistic (sync, k-sync,
+        local SGD with H = 1), K pushes (the renewal schemes), m sums of H delays (local SGD)."""
+        if self.scheme in ("sync", "k-sync") or (self.scheme == "local-sgd" and self.H == 1):
+            return 1
+        if self.scheme == "local-sgd":
+            return self.m * (self.H or 1)
+        return self.K or 1
 
     @property
     def iterations(self) -> int:
-        if self.m >= LARGE_M and not self.cheap_per_iteration:
-            return ITERATIONS_LARGE_M
-        return ITERATIONS
+        return max(ITERATIONS_MIN, min(ITERATIONS, DRAWS // self.draws_per_iteration))
 
 
 def _ks(scheme: str, m: int) -> list[int | None]:

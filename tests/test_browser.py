@@ -51,8 +51,9 @@ mirrored in the URL, so a link reproduces the view):
 Within a test every broken promise is collected, so a run reports all of them, and the test
 fails at the end if there was any; a part that fails does not stop the others.  The server log
 must hold no traceback (page.guard() hides errors from the page but logs them): each test reads
-what the server logged while it ran.  About 2½ minutes for parts 1–5 and 1½ for part 6 on two
-shared cores (``--durations=0`` gives each part's time).
+what the server logged while it ran.  About 4 minutes for parts 1–5 and 1½ for part 6 alone on
+two cores, half as much again beside the rest of ``make test`` (``--durations=0`` gives each
+part's time).
 
 ``DISTSGD_APP_DIR=/path/to/checkout`` serves (and introspects) the app of another checkout,
 e.g. an old commit in a ``git worktree``, with this test; its screenshots go to that
@@ -982,6 +983,7 @@ def a_copied_link_reproduces_the_view(server: str, browser, spec: Spec,
 
 QUICK_START = "/?m=40&K=8&lam=2&H=6&seed=7"
 QUICK_TRIALS = 20     # a 1-in-6 failure shows in 20 trials with probability 1 − (5/6)^20 ≈ 97 %
+                      # (the freeze this guards against, issue 22, came in 9 of 20 trials)
 QUICK_GAP_MS = 100    # between two clicks: an impatient student
 QUICK_FROZEN_S = 10   # still busy this long after the last click = frozen
 QUICK_READY_JS = """({nav, pages}) => {

@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import math
 import os
+import select
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 import tracemalloc
@@ -32,8 +34,51 @@ from distsgd.montecarlo import simulate_runtime, simulate_timeline, simulate_upd
 from distsgd.params import Domain
 from distsgd.random import SEED
 from distsgd.schemes import synchronous
+from tests.test_cli import cli  # the CLI's main() in a kept child process
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+# The children are forked from a server process that has imported the library once: a fresh
+# interpreter for each call paid 3–8 s of imports for a refusal of 0.1 s.  Each child sets its
+# own address-space limit, as the fresh interpreter did, and runs the code as ``python -c``
+# would (its output to files, an uncaught exception's traceback to stderr and exit 1); its
+# imports are done (the server's: no more than the child's own, so no more room).
+_FORKSERVER = r"""
+import json, os, signal, sys, time, traceback
+from distsgd import *
+from distsgd.delays import *
+from distsgd.montecarlo import *
+for line in sys.stdin:
+    req = json.loads(line)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.dup2(os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 1)
+        os.dup2(os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+        code = 0
+        try:
+            exec(compile(req["code"], "<string>", "exec"), {"__name__": "__main__"})
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + req["timeout"]
+    while not (done := os.waitpid(pid, os.WNOHANG))[0] and time.monotonic() < deadline:
+        time.sleep(0.005)
+    if not done[0]:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    print(json.dumps({"returncode": os.waitstatus_to_exitcode(done[1]) if done[0] else None}), flush=True)
+"""
+_server: list[subprocess.Popen] = []  # the running fork server, if any
 
 
 def limited(code: str, timeout: float = 60.0, memory: int = 1536 * 2**20) -> subprocess.CompletedProcess:
@@ -44,13 +89,26 @@ def limited(code: str, timeout: float = 60.0, memory: int = 1536 * 2**20) -> sub
         import resource
         resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))
     """)
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
-               PYTHONPATH=str(ROOT))
-    try:
-        return subprocess.run([sys.executable, "-c", prelude + textwrap.dedent(code)], capture_output=True,
-                              text=True, timeout=timeout, cwd=str(ROOT), env=env)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"the call did not finish within {timeout} s")
+    if not _server or _server[0].poll() is not None:
+        env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   PYTHONPATH=str(ROOT))
+        _server[:] = [subprocess.Popen([sys.executable, "-c", _FORKSERVER], stdin=subprocess.PIPE,
+                                       stdout=subprocess.PIPE, text=True, cwd=str(ROOT), env=env)]
+    server = _server[0]
+    with tempfile.TemporaryDirectory() as where:
+        out, err = Path(where) / "stdout", Path(where) / "stderr"
+        server.stdin.write(json.dumps({"code": prelude + textwrap.dedent(code), "timeout": timeout,
+                                       "out": str(out), "err": str(err)}) + "\n")
+        server.stdin.flush()
+        answer = server.stdout.readline() if select.select([server.stdout], [], [], timeout + 60)[0] else ""
+        if not answer:
+            server.kill()
+            pytest.fail(f"the fork server gave no answer (exit {server.wait()})")
+        returncode = json.loads(answer)["returncode"]
+        if returncode is None:
+            pytest.fail(f"the call did not finish within {timeout} s")
+        return subprocess.CompletedProcess(["<forked>"], returncode, out.read_text(errors="replace"),
+                                           err.read_text(errors="replace"))
 
 
 def refused(call: str, timeout: float = 60.0) -> tuple[str, str]:
@@ -524,11 +582,10 @@ def test_integer_domains_are_exact():
 
 def test_cli_prints_exactly_the_seed_used():
     big = 2**62 + 1
-    p = subprocess.run([sys.executable, "-m", "distsgd", "runtime", "--scheme", "k-async", "--m", "5", "--K", "2",
-                        "--delay", "exp(rate=1)", "--iterations", "2000", "--seed", str(big), "--json"],
-                       capture_output=True, text=True, timeout=120, cwd=str(ROOT))
-    assert p.returncode == 0, p.stderr
-    out = json.loads(p.stdout)
+    code, stdout, stderr = cli("runtime", "--scheme", "k-async", "--m", "5", "--K", "2", "--delay", "exp(rate=1)",
+                               "--iterations", "2000", "--seed", str(big), "--json")  # main() in a kept child
+    assert code == 0, stderr
+    out = json.loads(stdout)
     assert out["monte_carlo"]["seed"] == big
     api = simulate_runtime(make_scheme("k-async", 5, K=2), parse_delay("exp(rate=1)"), 2000, seed=big,
                            keep_times=False)
@@ -698,12 +755,11 @@ def test_delay_key_identifies_the_law():
 
 def test_cli_error_with_weibull_02_runs():
     """The error page's CLI exited 1 (negative staleness reached a bincount)."""
-    p = subprocess.run([sys.executable, "-m", "distsgd", "error", "--scheme", "async", "--m", "2", "--delay",
-                        "weibull(shape=0.2, scale=1)", "--eta", "0.1", "--L", "2", "--mu", "0.5", "--sigma2", "1",
-                        "--b", "1", "--f0", "1", "--dim", "5", "--time", "1000", "--points", "11", "--replicas",
-                        "30", "--seed", "0", "--json"], capture_output=True, text=True, timeout=120, cwd=str(ROOT))
-    assert p.returncode == 0, p.stderr
-    assert json.loads(p.stdout)["simulated"]["staleness_mean"] >= 0
+    code, out, err = cli("error", "--scheme", "async", "--m", "2", "--delay", "weibull(shape=0.2, scale=1)",
+                         "--eta", "0.1", "--L", "2", "--mu", "0.5", "--sigma2", "1", "--b", "1", "--f0", "1", "--dim",
+                         "5", "--time", "1000", "--points", "11", "--replicas", "30", "--seed", "0", "--json")
+    assert code == 0, err
+    assert json.loads(out)["simulated"]["staleness_mean"] >= 0
 
 
 def test_cli_survives_a_closed_pipe():
