@@ -31,6 +31,7 @@ from distsgd.analytic import (
     order_statistic_pdf,
     order_statistic_std,
 )
+from distsgd.curves import build
 from distsgd.delays import Delay, Empirical, Exponential, LogNormal, Pareto, TruncatedNormal, Uniform, Weibull
 from distsgd.montecarlo import (
     RuntimeSample,
@@ -44,6 +45,19 @@ from distsgd.schemes import H_MAX, K_BATCH_MAX, M_MAX, SCHEME_NAMES
 
 #: one worker runs the whole file under xdist, so that the last test sees every call counted
 pytestmark = pytest.mark.xdist_group("library_fuzz")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _kernels_compiled() -> None:
+    """Every call below is timed (≤ 10 s).  numba compiles a kernel on its first call, from a
+    cold cache in seconds (24 s for k-batch-sync's on a busy fresh clone): each engine runs once
+    first, on a parametric and an empirical law, so that the times are the library's."""
+    for d in (parse_delay("exp(rate=1)"), Empirical(values=np.array([0.5, 1.0, 2.0]))):
+        for name in SCHEME_NAMES:
+            s = build(name, 4, 2, 2)
+            simulate_runtime(s, d, 50, seed=0, keep_times=False)
+            simulate_updates(s, d, 20, 2, 0)
+            simulate_timeline(s, d, 3, 0)
 
 MAX_SECONDS = 10.0
 MAX_BYTES = 2**30
