@@ -29,8 +29,9 @@ from .error import (
 )
 from .fit import Fit, fit_laws, fit_report
 from .params import ParameterError
+from .problems import TARGET_ACCURACY, builtin
 from .random import SEED
-from .records import error_curve, runtime_point
+from .records import error_curve, problem_error_curve, runtime_point
 from .schemes import Scheme, make_scheme
 from .sweeps import run_sweep
 from .traces import THRESHOLD, Trace, load_trace
@@ -193,13 +194,19 @@ def _add_error_parser(sub: Any) -> None:
     p = sub.add_parser("error", help="error against wall-clock time: bound and simulated SGD")
     _add_scheme_args(p)
     for flag, typ, doc in [
-        ("--eta", float, "learning rate η"), ("--L", float, "smoothness L"),
-        ("--mu", float, "strong convexity μ"), ("--sigma2", float, "gradient noise σ²"),
-        ("--b", int, "mini-batch size b"), ("--f0", float, "initial error F0"),
-        ("--dim", int, "model dimension d"), ("--time", float, "wall-clock horizon T"),
+        ("--eta", float, "learning rate η"), ("--b", int, "mini-batch size b"),
+        ("--time", float, "wall-clock horizon T"),
         ("--points", int, "points on the time grid"), ("--replicas", int, "SGD replicas"),
     ]:
         p.add_argument(flag, type=typ, required=True, help=doc)
+    p.add_argument("--problem", default="quadratic",
+                   help="quadratic (DESIGN §3; needs --L --mu --sigma2 --f0 --dim), logreg:breast_cancer, "
+                        "logreg:digits or logreg:FILE (CSV/TSV with a label column, or LIBSVM)")
+    for flag, typ, doc in QUADRATIC_FLAGS:
+        p.add_argument(flag, type=typ, default=None, help=doc + " (quadratic only)")
+    for flag, typ, doc in LOGREG_FLAGS:
+        p.add_argument(flag, type=typ, default=None, dest=flag[2:].replace("-", "_"), help=doc + " (logreg only)")
+    p.add_argument("--eps", type=float, default=None, help="error target ε: the times to reach it")
     p.add_argument("--gamma", type=float, default=None,
                    help="staleness factor γ for the async bound (default: measured in the simulation)")
     p.add_argument("--p0", type=float, default=None,
@@ -209,10 +216,43 @@ def _add_error_parser(sub: Any) -> None:
     p.add_argument("--C", type=float, default=0.01, help="constant of the adaptive rule")
 
 
+QUADRATIC_FLAGS = [("--L", float, "smoothness L"), ("--mu", float, "strong convexity μ"),
+                   ("--sigma2", float, "gradient noise σ²"), ("--f0", float, "initial error F0"),
+                   ("--dim", int, "model dimension d")]
+LOGREG_FLAGS = [("--lam", float, "L2 regularisation λ (default 1e-2)"),
+                ("--test-fraction", float, "fraction of rows held out (default 0.25)"),
+                ("--split-seed", int, "seed of the stratified split (default 0)"),
+                ("--label", str, "the label column of a CSV/TSV file (default: the last)"),
+                ("--target-accuracy", float, "test accuracy to reach: the time to reach it")]
+
+
+def _problem(args: argparse.Namespace) -> Any:
+    """The quadratic (its five flags required) or a logreg problem (those flags refused)."""
+    if args.problem == "quadratic":
+        for flag, _, _ in LOGREG_FLAGS:
+            if getattr(args, flag[2:].replace("-", "_")) is not None:
+                raise ParameterError(flag[2:].replace("-", "_"), "problem_logreg_only", flag=flag[2:])
+        for flag, _, _ in QUADRATIC_FLAGS:
+            if getattr(args, flag[2:]) is None:
+                raise ParameterError(flag[2:], "problem_quadratic_needs", flag=flag[2:])
+        return Problem(eta=args.eta, L=args.L, mu=args.mu, sigma2=args.sigma2, b=args.b, f0=args.f0, dim=args.dim)
+    for flag, _, _ in QUADRATIC_FLAGS:
+        if getattr(args, flag[2:]) is not None:
+            raise ParameterError(flag[2:], "problem_quadratic_only", flag=flag[2:], problem=args.problem[:80])
+    if args.target_accuracy is not None:
+        TARGET_ACCURACY.check(args.target_accuracy, "target_accuracy")
+    options = {k: v for k, v in (("lam", args.lam), ("test_fraction", args.test_fraction),
+                                 ("split_seed", args.split_seed), ("label", args.label)) if v is not None}
+    return builtin(args.problem, **options)
+
+
 def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     scheme, delay, cluster = _model(args)
-    problem = Problem(eta=args.eta, L=args.L, mu=args.mu, sigma2=args.sigma2, b=args.b,
-                      f0=args.f0, dim=args.dim)
+    problem = _problem(args)
+    if not isinstance(problem, Problem):
+        return _run_problem_error(args, scheme, delay, cluster, problem)
+    if args.eps is not None:
+        raise ParameterError("eps", "problem_logreg_only", flag="eps")
     gamma = None if args.gamma is None else GAMMA.check(args.gamma, "gamma")
     p0 = None if args.p0 is None else P0.check(args.p0, "p0")
     seed = _resolve_seed(args.seed)
@@ -244,6 +284,55 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if exact is not None:
         lines.append(f"model: {ModelCurve.METHOD} ({exact.paths} paths; largest standard error "
                      f"{float(exact.stderr.max()):.2g})")
+    lines.append(f"{sim.replicas} replicas, seed {seed}")
+    return out, "\n".join(lines)
+
+
+def _run_problem_error(args: argparse.Namespace, scheme: Scheme, delay: Delay | Cluster, cluster: Cluster,
+                       problem: Any) -> tuple[dict[str, Any], str]:
+    """``error`` on a real problem (DESIGN §9): the JSON adds problem, floor, metrics and
+    time_to_target; the text prints the constants with their kinds."""
+    gamma = None if args.gamma is None else GAMMA.check(args.gamma, "gamma")
+    p0 = None if args.p0 is None else P0.check(args.p0, "p0")
+    seed = _resolve_seed(args.seed)
+    curve = problem_error_curve(scheme, delay, problem, args.eta, args.b, args.time, args.points, args.replicas, seed,
+                                LearningRate(args.lr_rule, args.C), gamma, p0, eps=args.eps,
+                                target_accuracy=args.target_accuracy)
+    sim, bound = curve.simulated, curve.bound
+    assert bound is not None and curve.floor is not None
+    d = scheme.as_dict()
+    out: dict[str, Any] = {"scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"],
+                           "delay": _delay_text(cluster), "cluster": _cluster_json(cluster),
+                           **curve.as_json(), "seed": seed}
+    c = problem.constants
+    info = problem.info
+    lines = [f"scheme {scheme.label}, {'delay ' + str(delay) if isinstance(delay, Delay) else cluster.label}, "
+             f"η={args.eta:g}, b={args.b}",
+             *_trace_line(cluster, "trace: "),
+             f"problem {problem.name}: {info.get('n_train')} training rows, {info.get('n_test')} test rows, "
+             f"{problem.classes} classes, d={problem.dim}, λ={problem.lam:g}"
+             + (f", {info['dropped_columns']} constant columns dropped" if info.get("dropped_columns") else ""),
+             *(f"  {name:13s} {getattr(c, name).value:.6g} [{getattr(c, name).kind}]"
+               + (f" (certified gap {c.f_star.gap:.2g})" if name == "f_star" else "")
+               for name in ("f_star", "L", "mu", "sigma2", "sigma2_bound", "F0")),
+             f"floor ησ²*/(4bK) = {curve.floor.value:.4g} [{curve.floor.kind}: small η, fresh gradients]",
+             f"bound: {bound.kind}" + (f" — {bound.note}" if bound.note else
+                                       f" (floor {bound.floor:.4g}, with L, μ and the σ² bound above)"
+                                       if bound.floor is not None else "")]
+    acc = sim.metrics.get("test_accuracy")
+    head = f"{'time':>12} {'bound':>12} {'simulated':>12} {'95% CI':>25}"
+    lines.append(head + (f" {'test acc.':>10}" if acc else ""))
+    idx = np.unique(np.linspace(0, sim.time.size - 1, min(11, sim.time.size)).astype(int))
+    for i in idx:
+        b = "—" if bound.values is None else f"{bound.values[i]:.5g}"
+        lines.append(f"{sim.time[i]:12.5g} {b:>12} {sim.mean[i]:12.5g} "
+                     f"{f'[{sim.ci95_low[i]:.5g}, {sim.ci95_high[i]:.5g}]':>25}"
+                     + (f" {acc[0][i]:10.4f}" if acc else ""))
+    for what, t in (("error ε", curve.simulated_target), ("test accuracy", curve.accuracy_target)):
+        if t is not None:
+            lines.append(f"time to {what}: {t.value if t.value is not None else '—'} ({t.source})")
+    if not scheme.fresh:
+        lines.append(f"staleness mean {sim.staleness_mean:.4g}, fresh fraction {sim.fresh_fraction:.4g}")
     lines.append(f"{sim.replicas} replicas, seed {seed}")
     return out, "\n".join(lines)
 

@@ -26,6 +26,8 @@ __all__ = [
     "ANALYTIC_WORK", "ANALYTIC_MAX_ELEMENTS", "MAX_WORKERS", "K_BATCH_MAX", "H_MAX",
     "MAX_REPLICAS", "MAX_UPDATES", "MAX_SGD_WORK", "SGD_GROUP_BYTES", "MODEL_PATHS_GROUP", "AXIS_ANALYTIC_WORK",
     "AXIS_MC_COST", "SWEEP_CONFIRM_POINTS", "SWEEP_MAX_POINTS",
+    "PROBLEM_MAX_BYTES", "PROBLEM_MAX_ROWS", "PROBLEM_MAX_FEATURES", "PROBLEM_MAX_CLASSES", "PROBLEM_MAX_DIM",
+    "PROBLEM_MAX_NEWTON_DIM", "PROBLEM_MAX_VALUES",
 ]
 
 # -- representable delay laws (the domains in delays.py are built from these) -----------------
@@ -194,3 +196,25 @@ SWEEP_MAX_POINTS = 500_000
 #: whole to be continued): SWEEP_MAX_POINTS rows of ≈ 400 bytes are ≈ 200 MB, and labels, notes and
 #: error messages may be longer; within MEMORY_BYTES with the rows the driver then holds
 RESULTS_MAX_BYTES = 512 * 2**20
+
+# -- real problems (DESIGN §9) -------------------------------------------------------------
+
+#: bytes of one data file (CSV, TSV, LIBSVM): the dashboard's upload cap is 5 MiB; the API and
+#: CLI read larger files, up to this.  Parsed, a CSV cell costs ≈ 85 bytes and a LIBSVM entry
+#: ≈ 24 (value, column, row pointer), so 64 MiB of text stays well under MEMORY_BYTES
+PROBLEM_MAX_BYTES = 64 * 2**20
+#: training and test rows together (count): the loss on the time grid reads every row for
+#: every recorded model (rows × d per model), and f* needs a few Newton steps over them
+PROBLEM_MAX_ROWS = 200_000
+#: features p (count): the dense Newton step factors a d × d Hessian (d = C·(p + 1)); above
+#: PROBLEM_MAX_NEWTON_DIM it is solved by conjugate gradients on Hessian-vector products
+PROBLEM_MAX_FEATURES = 100_000
+#: classes C (count): the multinomial model holds C·(p + 1) numbers per replica
+PROBLEM_MAX_CLASSES = 100
+#: model dimension d = C·(p + 1) (count): R replicas × m stale copies × d float64 must fit
+#: SGD_GROUP_BYTES for at least one replica of the largest m
+PROBLEM_MAX_DIM = 200_000
+#: dense Hessian side for Newton's method (count; 2000² float64 = 32 MiB, a Cholesky ≈ 0.1 s)
+PROBLEM_MAX_NEWTON_DIM = 2000
+#: stored values of the design matrix, dense cells or sparse entries (count, 8 bytes each)
+PROBLEM_MAX_VALUES = 20_000_000

@@ -329,6 +329,37 @@ REASONS: dict[str, str] = {
     "one_runner": "give one of client, scheduler and local_workers (got {given})",
     "no_directory": "no such directory: {path}",
     "out_exists": "{path} exists: pass --resume (resume=True) to complete it, or remove it",
+    # real problems (DESIGN §9)
+    "problem_not_numeric": "the features are not numbers",
+    "problem_not_matrix": "the features must be a matrix (rows × features), got shape {shape}",
+    "problem_rows_cap": "{rows} rows: more than the {cap} a problem may have",
+    "problem_features_cap": "{features} features: more than the {cap} a problem may have",
+    "problem_values_cap": "{values} stored values: more than the {cap} a problem may hold",
+    "problem_not_finite": "row {row}, column {column} is not a finite number",
+    "problem_labels_shape": "the labels have shape {labels}, not one label for each of the {rows} rows",
+    "problem_no_rows": "no training rows",
+    "problem_one_class": "every training label is {label!r}: classification needs at least two classes",
+    "problem_classes_cap": "{classes} classes: more than the {cap} a problem may have",
+    "problem_dim_cap": "the model would have {dim} numbers: more than the {cap} a problem may have",
+    "problem_test_columns": "the test rows have {test} features, the training rows {train}",
+    "problem_unknown_label": "label {label!r} (row {row}) is not among the training labels",
+    "problem_svm_token": "{file}: line {line}: {token!r} is not a LIBSVM entry (INDEX:VALUE)",
+    "problem_bad_cell": "{file}: row {row}, column {column}: {value!r} is not a finite number",
+    "problem_no_label_column": "{file}: no column named {label!r} (columns: {columns})",
+    "problem_no_features": "{file}: a label column and no feature column",
+    "problem_label_svmlight": "{file}: a LIBSVM file has its label first on every line: label= applies to CSV and "
+        "TSV files",
+    "problem_split_too_small": "{rows} rows of {classes} classes (the smallest has {smallest}) cannot be split with "
+        "{fraction} held out so that every class is in both parts",
+    "problem_all_constant": "all {columns} feature columns are constant in the training rows",
+    "problem_no_file": "logreg: needs a data set (breast_cancer, digits) or a file: logreg:FILE",
+    "problem_quadratic_only": "--{flag} belongs to the quadratic problem, not to {problem}",
+    "problem_unknown": "must be quadratic, logreg:breast_cancer, logreg:digits or logreg:FILE (got {value!r})",
+    "problem_bad_output": "{function} returned {what}, expected {expected}",
+    "problem_file_rows_cap": "{file}: {rows} rows: more than the {cap} a problem may have",
+    "problem_file_features_cap": "{file}: {features} features: more than the {cap} a problem may have",
+    "problem_logreg_only": "--{flag} belongs to the logreg problems, not to the quadratic",
+    "problem_quadratic_needs": "the quadratic problem needs --{flag}",
 }
 
 

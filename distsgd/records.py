@@ -46,15 +46,18 @@ from .error import (
     simulate_error,
     simulated_time_to_target,
 )
-from .error.targets import TargetTime
+from .error.general import Floor, linearised_floor, simulate_problem
+from .error.targets import TargetTime, simulated_time_to_metric
 from .estimate import Estimate
 from .montecarlo import RuntimeSample, simulate_runtime, simulation_cost
 from .params import from_jsonable, jsonable
+from .problems.base import GradientProblem
 from .random import Seed
 from .reasons import Phrase
 from .schemes import Scheme
 
-__all__ = ["RuntimePoint", "runtime_point", "ErrorCurve", "error_curve", "share_budget", "target_columns",
+__all__ = ["RuntimePoint", "runtime_point", "ErrorCurve", "error_curve", "problem_error_curve", "bound_problem",
+           "share_budget", "target_columns",
            "note_parts", "finite", "MIN_ITERATIONS", "NOTE_JSON_MAX_CHARS"]
 
 #: the longest ``mc_note_parts`` cell of a results file that is read as sentences (the library writes
@@ -226,6 +229,11 @@ class ErrorCurve:
     axis: Estimate | None = None
     bound_target: TargetTime | None = None
     simulated_target: TargetTime | None = None
+    #: a real problem (DESIGN §9): the problem, its linearised floor, the time to a test accuracy
+    problem: GradientProblem | None = None
+    floor: Floor | None = None
+    accuracy_target: TargetTime | None = None
+    target_accuracy: float | None = None
 
     def as_json(self) -> dict[str, Any]:
         """``time``, ``bound`` (+ kind, note, the constants it used), ``exact_model`` and
@@ -247,7 +255,31 @@ class ErrorCurve:
                 "exact_model": None if model is None else {
                     "mean": _floats(model.mean), "stderr": _floats(model.stderr), "paths": model.paths,
                     "method": ModelCurve.METHOD},
-                "simulated": simulated}
+                "simulated": simulated, **self._problem_json()}
+
+    def _problem_json(self) -> dict[str, Any]:
+        """A real problem's keys of the JSON (DESIGN §9): ``problem``, ``floor``, ``metrics`` and
+        ``time_to_target``; nothing for the quadratic."""
+        if self.problem is None:
+            return {}
+        pb, sim = self.problem, self.simulated
+        info = getattr(pb, "info", {})
+        out: dict[str, Any] = {
+            "problem": {"name": pb.name, "n_train": info.get("n_train", getattr(pb, "n", None)),
+                        "n_test": info.get("n_test"), "dim": pb.dim, "classes": getattr(pb, "classes", None),
+                        "lam": getattr(pb, "lam", None), "dropped_columns": info.get("dropped_columns"),
+                        "constants": pb.constants.as_json()},
+            "floor": None if self.floor is None else self.floor.as_json(),
+            "metrics": {name: {"mean": _floats(m), "ci95_low": _floats(lo), "ci95_high": _floats(hi)}
+                        for name, (m, lo, hi) in sim.metrics.items()}}
+        targets: dict[str, Any] = {}
+        if self.simulated_target is not None:
+            targets["error"] = {**(_target_json(self.simulated_target) or {}),
+                                "bound": _target_json(self.bound_target)}
+        if self.accuracy_target is not None:
+            targets["test_accuracy"] = {"target": self.target_accuracy, **(_target_json(self.accuracy_target) or {})}
+        out["time_to_target"] = targets
+        return out
 
     def as_rows(self) -> list[dict[str, Any]]:
         """One row per grid time: ``bound``, ``model`` (and its standard error), the simulated
@@ -288,6 +320,43 @@ class ErrorCurve:
 
 def _floats(a: Any) -> list[float | None] | None:
     return None if a is None else [finite(float(v)) for v in a]
+
+
+def _target_json(t: TargetTime | None) -> dict[str, Any] | None:
+    if t is None:
+        return None
+    return {"value": finite(t.value) if t.value is not None else None, "never": t.value == math.inf,
+            "low": finite(t.low), "high": finite(t.high), "source": t.source}
+
+
+def bound_problem(problem: GradientProblem, eta: float, b: int) -> Problem:
+    """The constants Dutta et al.'s bound takes (DESIGN §3) from a real problem's (DESIGN §9):
+    L, μ, the everywhere bound σ² and F0, with the run's η and b (the bound uses nothing else of
+    the model problem)."""
+    c = problem.constants
+    return Problem(eta=eta, L=c.L.value, mu=c.mu.value, sigma2=c.sigma2_bound.value, b=b, f0=max(c.F0.value, 1e-300),
+                   dim=1)
+
+
+def problem_error_curve(scheme: Scheme, src: Delay | Cluster, problem: GradientProblem, eta: float, b: int,
+                        time: float, points: int, replicas: int, seed: Seed, lr: LearningRate | None = None,
+                        gamma: float | None = None, p0: float | None = None, *, runtime: Estimate | None = None,
+                        eps: float | None = None, target_accuracy: float | None = None,
+                        **caps: Any) -> ErrorCurve:
+    """Simulated SGD on a real problem (:func:`~distsgd.error.general.simulate_problem`), the
+    bound with the problem's constants (:func:`bound_problem`), the linearised floor, and with
+    ``eps`` / ``target_accuracy`` the times to reach them; no exact curve (DESIGN §9)."""
+    sim = simulate_problem(scheme, src, problem, eta, b, time, points, replicas, seed, lr, runtime=runtime, **caps)
+    g, p = sim.bound_constants(gamma, p0)
+    proxy = bound_problem(problem, eta, b)
+    curve = bound_vs_time(scheme, src, proxy, sim.time, g, p, seed=seed, runtime=runtime)
+    targets = ((bound_time_to_target(scheme, src, proxy, eps, g, p, seed=seed, runtime=runtime),
+                simulated_time_to_target(sim, eps)) if eps is not None else (None, None))
+    acc = None if target_accuracy is None else simulated_time_to_metric(sim, "test_accuracy", target_accuracy)
+    return ErrorCurve(scheme, sim, curve, None, g, p, runtime, bound_target=targets[0], simulated_target=targets[1],
+                      problem=problem,
+                      floor=linearised_floor(scheme, problem, eta, b), accuracy_target=acc,
+                      target_accuracy=target_accuracy)
 
 
 def error_curve(scheme: Scheme, src: Delay | Cluster, problem: Problem, time: float, points: int, replicas: int,

@@ -60,6 +60,8 @@ class ErrorSimulation:
     gamma_measured: float | None = None
     staleness_counts: np.ndarray | None = None
     errors: np.ndarray | None = field(default=None, repr=False)
+    #: each metric of a problem (test accuracy, test loss): (mean, ci95_low, ci95_high) on the grid
+    metrics: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def bound_constants(self, gamma: float | None = None, p0: float | None = None) -> tuple[float | None, float | None]:
         """γ and p₀ for Dutta et al.'s asynchronous bound (DESIGN §3): each as given, else as

@@ -23,7 +23,8 @@ from .problem import Problem
 from .simulate import ErrorSimulation
 from .timing import per_update_runtime, runtime_for_time_axis
 
-__all__ = ["TargetTime", "time_to_target", "bound_time_to_target", "simulated_time_to_target"]
+__all__ = ["TargetTime", "time_to_target", "bound_time_to_target", "simulated_time_to_target",
+           "simulated_time_to_metric"]
 
 
 @dataclass(frozen=True)
@@ -68,3 +69,14 @@ def simulated_time_to_target(sim: ErrorSimulation, eps: float) -> TargetTime:
     return TargetTime(time_to_target(sim.time, sim.mean, eps), "simulated mean",
                       low=time_to_target(sim.time, sim.ci95_low, eps),
                       high=time_to_target(sim.time, sim.ci95_high, eps))
+
+
+def simulated_time_to_metric(sim: ErrorSimulation, name: str, target: float) -> TargetTime:
+    """First grid time at which the simulated mean of a metric (e.g. test accuracy) is ≥
+    ``target``, bracketed by the times its band's upper and lower edges reach it; None if the
+    simulation has no such metric."""
+    if name not in sim.metrics:
+        return TargetTime(None, f"no {name}")
+    mean, low, high = sim.metrics[name]
+    return TargetTime(time_to_target(sim.time, -mean, -target), "simulated mean",
+                      low=time_to_target(sim.time, -high, -target), high=time_to_target(sim.time, -low, -target))

@@ -1,0 +1,34 @@
+"""Problems the error curves are about (DESIGN §9): a vectorised gradient oracle over replicas
+with the constants the theory needs, each with its kind.
+
+``base``      the protocol, :class:`Constant` and :class:`Constants`, the parameters' domains
+``logistic``  L2-regularised logistic regression (binary and multinomial, dense and sparse)
+``data``      scikit-learn's bundled sets, the user's CSV/TSV/LIBSVM file, split and standardised
+"""
+
+from ..params import ParameterError
+from .base import (
+    GAP_CERTIFIED,
+    LAM,
+    SPLIT_SEED,
+    TARGET_ACCURACY,
+    TEST_FRACTION,
+    Constant,
+    Constants,
+    GradientProblem,
+)
+from .data import BUILTIN_SETS, logreg, prepare, read_data_file
+from .logistic import LogisticRegression, logistic
+
+__all__ = ["GradientProblem", "Constant", "Constants", "LogisticRegression", "logistic", "logreg", "prepare",
+           "read_data_file", "builtin", "BUILTIN_SETS", "LAM", "TEST_FRACTION", "SPLIT_SEED", "TARGET_ACCURACY",
+           "GAP_CERTIFIED"]
+
+
+def builtin(name: str, **options: object) -> LogisticRegression:
+    """``logreg:breast_cancer``, ``logreg:digits`` or ``logreg:FILE`` with the options of
+    :func:`~distsgd.problems.data.logreg` (``lam``, ``test_fraction``, ``split_seed``, ``label``).
+    The quadratic of DESIGN §3 is :class:`distsgd.error.Problem`."""
+    if not isinstance(name, str) or not name.startswith("logreg:"):
+        raise ParameterError("problem", "problem_unknown", value=str(name)[:80])
+    return logreg(name[len("logreg:"):], **options)  # type: ignore[arg-type]
