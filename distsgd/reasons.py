@@ -358,6 +358,10 @@ REASONS: dict[str, str] = {
     "problem_bad_output": "{function} returned {what}, expected {expected}",
     "problem_file_rows_cap": "{file}: {rows} rows: more than the {cap} a problem may have",
     "problem_file_features_cap": "{file}: {features} features: more than the {cap} a problem may have",
+    "problem_not_callable": "must be a function (got {type})",
+    "problem_f_star_needed": "give f_star or full_grad: finding f* on finite differences of the loss is limited to "
+        "d ≤ {cap} (d = {dim})",
+    "problem_f_star_unknown": "the problem's f* is unknown: give it",
     "problem_logreg_only": "--{flag} belongs to the logreg problems, not to the quadratic",
     "problem_quadratic_needs": "the quadratic problem needs --{flag}",
 }

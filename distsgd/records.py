@@ -329,11 +329,13 @@ def _target_json(t: TargetTime | None) -> dict[str, Any] | None:
             "low": finite(t.low), "high": finite(t.high), "source": t.source}
 
 
-def bound_problem(problem: GradientProblem, eta: float, b: int) -> Problem:
+def bound_problem(problem: GradientProblem, eta: float, b: int) -> Problem | None:
     """The constants Dutta et al.'s bound takes (DESIGN §3) from a real problem's (DESIGN §9):
     L, μ, the everywhere bound σ² and F0, with the run's η and b (the bound uses nothing else of
-    the model problem)."""
+    the model problem); None when one of them is unknown (a user's functions without them)."""
     c = problem.constants
+    if c.L.value is None or c.mu.value is None or c.sigma2_bound.value is None or c.F0.value is None:
+        return None
     return Problem(eta=eta, L=c.L.value, mu=c.mu.value, sigma2=c.sigma2_bound.value, b=b, f0=max(c.F0.value, 1e-300),
                    dim=1)
 
@@ -349,9 +351,15 @@ def problem_error_curve(scheme: Scheme, src: Delay | Cluster, problem: GradientP
     sim = simulate_problem(scheme, src, problem, eta, b, time, points, replicas, seed, lr, runtime=runtime, **caps)
     g, p = sim.bound_constants(gamma, p0)
     proxy = bound_problem(problem, eta, b)
-    curve = bound_vs_time(scheme, src, proxy, sim.time, g, p, seed=seed, runtime=runtime)
-    targets = ((bound_time_to_target(scheme, src, proxy, eps, g, p, seed=seed, runtime=runtime),
-                simulated_time_to_target(sim, eps)) if eps is not None else (None, None))
+    if proxy is None:
+        why = "the bound needs L, μ and a bound on σ² (give them to from_functions)"
+        curve = BoundCurve(sim.time, None, "unavailable", None, None, "", why, runtime)
+        bound_target: TargetTime | None = TargetTime(None, f"bound unavailable: {why}")
+    else:
+        curve = bound_vs_time(scheme, src, proxy, sim.time, g, p, seed=seed, runtime=runtime)
+        bound_target = None if eps is None else bound_time_to_target(scheme, src, proxy, eps, g, p, seed=seed,
+                                                                      runtime=runtime)
+    targets = (bound_target, simulated_time_to_target(sim, eps)) if eps is not None else (None, None)
     acc = None if target_accuracy is None else simulated_time_to_metric(sim, "test_accuracy", target_accuracy)
     return ErrorCurve(scheme, sim, curve, None, g, p, runtime, bound_target=targets[0], simulated_target=targets[1],
                       problem=problem,

@@ -280,3 +280,53 @@ def test_the_loss_blocks_logsumexp_is_scipys() -> None:
     from distsgd.problems.logistic import _logsumexp_last
     Z = np.random.default_rng(6).normal(size=(7, 5, 4)) * 30
     np.testing.assert_allclose(_logsumexp_last(Z.copy()), logsumexp(Z, axis=-1), rtol=1e-14)
+
+
+# -- a user's own functions -------------------------------------------------------------------------
+
+def _least_squares(n: int = 80, d: int = 3, seed: int = 40):
+    """f(w) = (1/2n) Σ (a_iᵀw − y_i)², its exact minimiser by lstsq (the test's own truth)."""
+    rng = np.random.default_rng(seed)
+    A, y = rng.normal(size=(n, d)), rng.normal(size=n)
+
+    def loss(W):
+        return 0.5 * ((W @ A.T - y) ** 2).mean(axis=1)
+
+    def grad(W, rng, b):
+        idx = rng.integers(n, size=(W.shape[0], b))
+        r = np.einsum("rbd,rd->rb", A[idx], W) - y[idx]
+        return np.einsum("rb,rbd->rd", r, A[idx]) / b
+
+    w_hat = np.linalg.lstsq(A, y, rcond=None)[0]
+    return loss, grad, A, y, w_hat
+
+
+def test_from_functions_finds_f_star_and_sigma2_and_labels_them_estimated() -> None:
+    from distsgd.problems import from_functions
+    loss, grad, A, y, w_hat = _least_squares()
+    pb = from_functions(loss, grad, np.zeros(3), mu=float(np.linalg.eigvalsh(A.T @ A / len(y))[0]))
+    c = pb.constants
+    f_hat = float(loss(w_hat[None])[0])
+    assert c.f_star.kind == "estimated" and c.f_star.value == pytest.approx(f_hat, abs=1e-8)
+    per_row = (A @ w_hat - y)[:, None] * A  # ∇f_i(w*); their mean is 0
+    assert c.sigma2.kind == "estimated"
+    assert c.sigma2.value == pytest.approx(float((per_row**2).sum(axis=1).mean()), rel=0.08)  # 4096 draws
+    assert c.L.kind == "unknown" and c.mu.kind == "given"
+    curve_input = (make_scheme("sync", 2), parse_delay("exp(rate=1)"))
+    from distsgd.records import problem_error_curve
+    curve = problem_error_curve(*curve_input, pb, 0.1, 2, 5.0, 5, 10, 0)
+    assert curve.bound is not None and curve.bound.kind == "unavailable" and "from_functions" in curve.bound.note
+    assert curve.simulated.mean[0] == pytest.approx(float(loss(np.zeros((1, 3)))[0]) - c.f_star.value)
+
+
+def test_from_functions_names_a_bad_function() -> None:
+    from distsgd.problems import from_functions
+    loss, grad, *_ = _least_squares()
+    with pytest.raises(ParameterError, match="grad: must be a function"):
+        from_functions(loss, 3, np.zeros(3))
+    pb = from_functions(lambda W: np.zeros(W.shape[0] + 1), grad, np.zeros(3), f_star=0.0)
+    with pytest.raises(ParameterError, match=re.escape("loss returned shape (2,), expected shape (1,)")):
+        simulate_problem(make_scheme("sync", 2), parse_delay("exp(rate=1)"), pb, 0.1, 1, 5.0, 3, 2, 0)
+    big = from_functions(loss, grad, np.zeros(500))
+    with pytest.raises(ParameterError, match="f_star: give f_star or full_grad"):
+        big.constants

@@ -53,7 +53,7 @@ class Floor:
     """The linearised noise floor η·σ²*/(4·b·K) (DESIGN §9): ``value``, ``kind`` (approximation)
     and ``K`` (gradients averaged by an update; m for local SGD)."""
 
-    value: float
+    value: float | None
     kind: str
     K: int
 
@@ -65,7 +65,8 @@ def linearised_floor(scheme: Scheme, problem: GradientProblem, eta: float, b: in
     """η·σ²*/(4bK): the stationary error of SGD on the quadratic model of f at w* (small η,
     fresh gradients; local SGD counts the m models averaged).  An approximation (DESIGN §9)."""
     K = scheme.m if scheme.averages_models else scheme.grads_per_update
-    return Floor(eta * problem.constants.sigma2.value / (4 * b * K), "approximation", K)
+    sigma2 = problem.constants.sigma2.value
+    return Floor(None if sigma2 is None else eta * sigma2 / (4 * b * K), "approximation", K)
 
 
 class _Recorder:
@@ -153,6 +154,8 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     if work > max_work:
         raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
     f_star = problem.constants.f_star.value
+    if f_star is None:
+        raise ParameterError("f_star", "problem_f_star_unknown")
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     _check_output(problem, w0[None], np.random.default_rng(0), b)
     group = _replica_group(scheme, n, problem.dim, b, replicas)

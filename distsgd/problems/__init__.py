@@ -4,6 +4,7 @@ with the constants the theory needs, each with its kind.
 ``base``      the protocol, :class:`Constant` and :class:`Constants`, the parameters' domains
 ``logistic``  L2-regularised logistic regression (binary and multinomial, dense and sparse)
 ``data``      scikit-learn's bundled sets, the user's CSV/TSV/LIBSVM file, split and standardised
+``functions`` a user's own problem from plain functions
 """
 
 from ..params import ParameterError
@@ -18,9 +19,11 @@ from .base import (
     GradientProblem,
 )
 from .data import BUILTIN_SETS, logreg, prepare, read_data_file
+from .functions import FunctionProblem, from_functions
 from .logistic import LogisticRegression, logistic
 
 __all__ = ["GradientProblem", "Constant", "Constants", "LogisticRegression", "logistic", "logreg", "prepare",
+           "FunctionProblem", "from_functions",
            "read_data_file", "builtin", "BUILTIN_SETS", "LAM", "TEST_FRACTION", "SPLIT_SEED", "TARGET_ACCURACY",
            "GAP_CERTIFIED"]
 

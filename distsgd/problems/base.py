@@ -19,8 +19,8 @@ __all__ = ["Constant", "Constants", "GradientProblem", "LAM", "TEST_FRACTION", "
            "GAP_CERTIFIED", "KINDS"]
 
 #: the kinds a constant can have: known in closed form, a bound that holds, a number computed to a
-#: stated accuracy but not certified, or a value the user gave
-KINDS = ("exact", "bound", "estimated", "given")
+#: stated accuracy but not certified, a value the user gave, or not known (value None)
+KINDS = ("exact", "bound", "estimated", "given", "unknown")
 #: the certified gap f(ŵ) − f* ≤ ‖∇f(ŵ)‖² / (2μ) below which f* is reported as ``exact``
 GAP_CERTIFIED = 1e-10
 
@@ -35,7 +35,7 @@ class Constant:
     """A number the theory uses, with its kind (one of :data:`KINDS`) and, for f*, the certified
     gap f(ŵ) − f* ≤ ``gap``."""
 
-    value: float
+    value: float | None
     kind: str
     gap: float | None = None
 
