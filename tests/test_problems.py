@@ -329,4 +329,4 @@ def test_from_functions_names_a_bad_function() -> None:
         simulate_problem(make_scheme("sync", 2), parse_delay("exp(rate=1)"), pb, 0.1, 1, 5.0, 3, 2, 0)
     big = from_functions(loss, grad, np.zeros(500))
     with pytest.raises(ParameterError, match="f_star: give f_star or full_grad"):
-        big.constants
+        _ = big.constants
