@@ -157,7 +157,7 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     if f_star is None:
         raise ParameterError("f_star", "problem_f_star_unknown")
     w0 = np.asarray(problem.w0(), dtype=np.float64)
-    _check_output(problem, w0[None], np.random.default_rng(0), b)
+    _check_output(problem, w0[None], rng.spawn(1)[0], b)  # (a child stream: the run's stays as it is)
     group = _replica_group(scheme, n, problem.dim, b, replicas)
     errors = np.empty((replicas, points))
     metrics: dict[str, np.ndarray] = {}

@@ -19,6 +19,7 @@ from scipy.optimize import minimize
 
 from .. import limits
 from ..params import Domain, ParameterError
+from ..random import Seed, generator
 from .base import Constant, Constants
 
 __all__ = ["FunctionProblem", "from_functions", "FD_MAX_DIM", "SIGMA2_DRAWS"]
@@ -52,7 +53,7 @@ class FunctionProblem:
     def __init__(self, loss: Callable[[np.ndarray], Any], grad: Callable[[np.ndarray, np.random.Generator, int], Any],
                  w0: Any, *, f_star: float | None = None, L: float | None = None, mu: float | None = None,
                  sigma2: float | None = None, metrics: Callable[[np.ndarray], dict[str, Any]] | None = None,
-                 full_grad: Callable[[np.ndarray], Any] | None = None, name: str = "functions") -> None:
+                 full_grad: Callable[[np.ndarray], Any] | None = None, name: str = "functions", seed: Seed = 0) -> None:
         for fn, what in ((loss, "loss"), (grad, "grad")):
             if not callable(fn):
                 raise ParameterError(what, "problem_not_callable", type=type(fn).__name__)
@@ -62,7 +63,7 @@ class FunctionProblem:
                                  expected="a finite vector")
         if w.size > limits.PROBLEM_MAX_DIM:
             raise ParameterError("w0", "problem_dim_cap", dim=w.size, cap=limits.PROBLEM_MAX_DIM)
-        self.name, self.dim, self._w0 = name, int(w.size), w
+        self.name, self.dim, self._w0, self._seed = name, int(w.size), w, seed
         self._loss, self._grad, self._metrics, self._full = loss, grad, metrics, full_grad
         self._given = {"f_star": None if f_star is None else _VALUE.check(f_star, "f_star"),
                        "L": None if L is None else _POSITIVE.check(L, "L"),
@@ -122,7 +123,7 @@ class FunctionProblem:
             sigma2 = Constant(g["sigma2"], "given")
         else:
             at = self.w_star if w_star is None else w_star
-            draws = self.grad(np.tile(at, (SIGMA2_DRAWS, 1)), np.random.default_rng(0), 1)
+            draws = self.grad(np.tile(at, (SIGMA2_DRAWS, 1)), generator(self._seed), 1)
             sigma2 = Constant(float(((draws - draws.mean(axis=0)) ** 2).sum(axis=1).mean()), "estimated")
         assert f_star.value is not None
         F0 = float(self.loss(self._w0[None])[0]) - f_star.value
@@ -134,8 +135,10 @@ class FunctionProblem:
 def from_functions(loss: Callable[[np.ndarray], Any], grad: Callable[[np.ndarray, np.random.Generator, int], Any],
                    w0: Any, *, f_star: float | None = None, L: float | None = None, mu: float | None = None,
                    sigma2: float | None = None, metrics: Callable[[np.ndarray], dict[str, Any]] | None = None,
-                   full_grad: Callable[[np.ndarray], Any] | None = None, name: str = "functions") -> FunctionProblem:
+                   full_grad: Callable[[np.ndarray], Any] | None = None, name: str = "functions",
+                   seed: Seed = 0) -> FunctionProblem:
     """A problem from ``loss(W) → (R,)``, ``grad(W, rng, b) → (R, d)`` (unbiased, b rows drawn with
-    replacement) and ``w0`` (d,); see the module's docstring for the constants."""
+    replacement) and ``w0`` (d,); see the module's docstring for the constants (``seed``: the
+    stream of the gradients that estimate σ²* when it is not given)."""
     return FunctionProblem(loss, grad, w0, f_star=f_star, L=L, mu=mu, sigma2=sigma2, metrics=metrics,
-                           full_grad=full_grad, name=name)
+                           full_grad=full_grad, name=name, seed=seed)
