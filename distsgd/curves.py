@@ -29,13 +29,14 @@ from .error import (
     simulate_error,
     simulated_time_to_target,
 )
+from .error.general import RealProblem
 from .error.timing import runtime_for_time_axis
 from .estimate import VALUE_KINDS, Estimate
 from .montecarlo import simulate_runtime
 from .orderstats import order_statistic_mean
 from .params import ParameterError
 from .random import keyed
-from .records import MIN_ITERATIONS, error_curve, runtime_point, share_budget, target_columns
+from .records import MIN_ITERATIONS, error_curve, problem_error_curve, runtime_point, share_budget, target_columns
 from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
 
 #: what the sweeps' workers draw from (see the module's docstring)
@@ -179,12 +180,13 @@ def async_speedup(m: int, delay: Workers) -> dict[str, Any]:
     return {"value": m * sync.value / delay.mean, "kind": sync.kind}
 
 
-def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, time: float, points: int,
+def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | RealProblem, time: float, points: int,
                replicas: int, seed: int = 0, gamma: float | None = None, p0: float | None = None,
                lr: LearningRate | None = None, *, max_updates: int = limits.MAX_UPDATES,
                max_work: float = limits.MAX_SGD_WORK, max_timing_cost: float = limits.TIME_BUDGET,
                axis_cost: float = limits.AXIS_MC_COST) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Long-format rows (scheme, time, bound, exact, simulated mean and band) and a summary per
+    """Long-format rows (scheme, time, bound, exact, simulated mean and band; a real problem's
+    metrics as ``<metric>_mean/_low/_high``, and no exact curve) and a summary per
     scheme (bound kind and note, measured staleness, γ and p0 used; or ``skipped`` with the
     reason when that scheme's run exceeds the caps, in English and as ``skipped_reason``: the
     refusal's :meth:`~distsgd.params.ParameterError.as_dict`, which the dashboard translates).
@@ -198,11 +200,15 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, time
         src = at_m(delay, s.m)
         try:
             axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T]: bound, model and sizing
-            curve = error_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0,
-                                sim_seed=keyed(seed, "sgd", s.label), runtime=axis, model_paths=200,
-                                model_seed=keyed(seed, "timing", s.label),
-                                max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
-                                max_timing_cost=max_timing_cost / max(len(schemes), 1))
+            caps: dict[str, Any] = {"max_work": max_work / max(len(schemes), 1), "max_updates": per_scheme,
+                    "max_timing_cost": max_timing_cost / max(len(schemes), 1)}
+            if isinstance(problem, RealProblem):
+                curve = problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, replicas,
+                                            keyed(seed, "sgd", s.label), lr, gamma, p0, runtime=axis, **caps)
+            else:
+                curve = error_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0,
+                                    sim_seed=keyed(seed, "sgd", s.label), runtime=axis, model_paths=200,
+                                    model_seed=keyed(seed, "timing", s.label), **caps)
         except ParameterError as exc:  # this scheme only: the others are still drawn
             summary.append({"scheme": s.label, "skipped": str(exc), "skipped_reason": exc.as_dict()})
             continue

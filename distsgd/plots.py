@@ -19,9 +19,10 @@ import plotly.io as pio
 from .delays import Delay
 from .estimate import VALUE_KINDS
 from .montecarlo import Timeline
+from .timeline_export import SLOW_MARK, timeline_bars
 
-__all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "error_figure", "delay_figure",
-           "order_statistic_figure", "fanout_figure", "timeline_figure", "target_figure",
+__all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "error_figure", "metric_figure", "METRIC_TITLES",
+           "delay_figure", "order_statistic_figure", "fanout_figure", "timeline_figure", "target_figure",
            "speedup_figure", "comm_figure"]
 
 SCHEME_COLORS = {
@@ -185,13 +186,7 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
         rs = [r for r in rows if r["scheme"] == label]
         col = colors[label]
         t = _arr([r["time"] for r in rs])
-        hi, lo = _arr([r["simulated_high"] for r in rs]), _arr([r["simulated_low"] for r in rs])
-        data.append(_go(go.Scatter, x=np.concatenate([t, t[::-1]]), y=np.concatenate([hi, lo[::-1]]),
-                                 fill="toself", fillcolor=_rgba(col, 0.15), line=dict(width=0),
-                                 name=f"simulated 95% band: {label}", hoverinfo="skip", showlegend=False))
-        data.append(_go(go.Scatter, x=t, y=_arr([r["simulated_mean"] for r in rs]), mode="lines",
-                                 name=f"simulated mean: {label}", line=dict(color=col, width=2),
-                                 line_shape="hv"))
+        data += _simulated(rs, "simulated", t, col, label)
         if any(r["bound"] is not None for r in rs):
             data.append(_go(go.Scatter, x=t, y=_arr([r["bound"] for r in rs]), mode="lines", name=f"bound: {label}",
                                      line=dict(color=col, dash="dash", width=2)))
@@ -210,6 +205,35 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
         fig.add_annotation(x=1, xref="paper", y=math.log10(eps) if log_y else eps, yref="y",
                            text=f"target ε = {eps:g}", showarrow=False, xanchor="right", yanchor="bottom")
     return fig
+
+
+#: the title and y-axis title of each metric a problem reports
+METRIC_TITLES = {"test_accuracy": ("Test accuracy against wall-clock time", "test accuracy"),
+                 "test_loss": ("Test loss against wall-clock time", "test loss (mean log-loss)")}
+
+
+def metric_figure(rows: Sequence[dict[str, Any]], metric: str = "test_accuracy") -> go.Figure:
+    """A problem's metric against wall-clock time (DESIGN §9): each scheme's simulated mean with
+    its 95% band, from the rows' ``<metric>_mean/_low/_high``."""
+    labels = list(dict.fromkeys(r["scheme"] for r in rows if r.get(f"{metric}_mean") is not None))
+    colors, data = _label_colors(labels), []
+    for label in labels:
+        rs = [r for r in rows if r["scheme"] == label]
+        data += _simulated(rs, metric, _arr([r["time"] for r in rs]), colors[label], label)
+    return _build(_layout(METRIC_TITLES[metric][0], "wall-clock time (time units)", METRIC_TITLES[metric][1]), data)
+
+
+def _simulated(rs: Sequence[dict[str, Any]], column: str, t: np.ndarray, col: str, label: str) -> list[Any]:
+    """A scheme's simulated mean (a step line) and its 95% band, from ``<column>_mean/_low/_high``
+    (the error rows' ``simulated_*``)."""
+    hi, lo = _arr([r[f"{column}_high"] for r in rs]), _arr([r[f"{column}_low"] for r in rs])
+    return [_go(go.Scatter, x=np.concatenate([t, t[::-1]]), y=np.concatenate([hi, lo[::-1]]), fill="toself",
+                fillcolor=_rgba(col, 0.15), line=dict(width=0), name=f"simulated 95% band: {label}",
+                hoverinfo="skip", showlegend=False),
+            _go(go.Scatter, x=t, y=_arr([r[f"{column}_mean"] for r in rs]), mode="lines",
+                name=f"simulated mean: {label}", line=dict(color=col, width=2), line_shape="hv")]
+
+
 
 
 def staleness_tail_figure(counts: dict[str, Sequence[int]], m: int) -> go.Figure:
@@ -320,49 +344,6 @@ def fanout_figure(ms: Sequence[int], analytic: Sequence[float | None], mc: Seque
     if math.isfinite(mean_x):
         fig.add_hline(y=mean_x, line=dict(color="#1f77b4", dash="dash"), annotation_text=f"E[X] = {mean_x:.3g}")
     return fig
-
-
-#: bars one timeline chart sends (≈ 150 bytes each in the figure's JSON: ≤ 0.6 MB)
-TIMELINE_MAX_BARS = 4000
-
-
-#: appended to an outcome in :func:`timeline_bars` for the work on a mini-batch that ran slow
-SLOW_MARK = " · slow"
-
-
-def _merge_touching(worker: np.ndarray, start: np.ndarray, end: np.ndarray,
-                    outcome: np.ndarray, slow: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Join back-to-back intervals of one worker with one outcome, slow or not alike (e.g. the H
-    steps of a local-SGD round) into one bar; staleness is kept only where nothing was joined."""
-    order = np.lexsort((start, worker))
-    w, s, e, o, sl = worker[order], start[order], end[order], outcome[order], slow[order]
-    new = np.ones(w.size, dtype=bool)
-    new[1:] = (w[1:] != w[:-1]) | (o[1:] != o[:-1]) | (sl[1:] != sl[:-1]) | (s[1:] != e[:-1]) | (o[1:] == "stale")
-    first = np.flatnonzero(new)
-    last = np.append(first[1:], w.size) - 1
-    o = np.where(sl, o.astype(str) + SLOW_MARK, o.astype(str)).astype(object)
-    return w[first], s[first], e[last], o[first], order[first], (last == first)
-
-
-def timeline_bars(tl: Timeline, max_workers: int = 40,
-                  max_bars: int = TIMELINE_MAX_BARS) -> tuple[dict[str, np.ndarray], int]:
-    """The bars to draw (at most ``max_bars``): back-to-back intervals of one worker with one
-    outcome joined, then, if still too many, only the first updates; and how many updates that is."""
-    show = tl.worker < max_workers
-    slow = tl.slow if tl.slow.size == tl.worker.size else np.zeros(tl.worker.size, dtype=bool)
-    # a slow mini-batch's bar is not joined with a normal one's; its outcome carries SLOW_MARK
-    w, s, e, o, idx, single = _merge_touching(tl.worker[show], tl.start[show], tl.end[show], tl.outcome[show],
-                                              slow[show])
-    st = np.where(single, tl.staleness[show][idx], 0)
-    shown = len(tl.update_times)
-    if w.size > max_bars:
-        # the largest number of updates whose bars (those starting before it) fit
-        counts = np.searchsorted(np.sort(s), tl.update_times, side="left")
-        shown = max(1, int(np.searchsorted(counts, max_bars, side="right")))
-        keep = s < tl.update_times[shown - 1]
-        keep &= np.cumsum(keep) <= max_bars
-        w, s, e, o, st = w[keep], s[keep], np.minimum(e[keep], tl.update_times[shown - 1]), o[keep], st[keep]
-    return {"worker": w, "start": s, "end": e, "outcome": o, "staleness": st}, shown
 
 
 def _workers_label(src: Any) -> str:

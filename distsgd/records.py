@@ -291,7 +291,10 @@ class ErrorCurve:
                  "model": None if model is None else float(model.mean[j]),
                  "model_stderr": None if model is None else float(model.stderr[j]),
                  "simulated_mean": float(sim.mean[j]), "simulated_low": float(sim.ci95_low[j]),
-                 "simulated_high": float(sim.ci95_high[j])} for j, t in enumerate(sim.time)]
+                 "simulated_high": float(sim.ci95_high[j]),
+                 **{f"{name}_{part}": float(v[j]) for name, band in sim.metrics.items()
+                    for part, v in zip(("mean", "low", "high"), band, strict=True)}}
+                for j, t in enumerate(sim.time)]
 
     def summary(self) -> dict[str, Any]:
         """The chart's table row: the bound's kind, note and floor, the E[T] it used, γ and p₀,
@@ -305,6 +308,8 @@ class ErrorCurve:
             "gamma": self.gamma, "p0": self.p0, "staleness_mean": sim.staleness_mean,
             "fresh_fraction": sim.fresh_fraction, "replicas": sim.replicas,
             "staleness_counts": None if sim.staleness_counts is None else [int(c) for c in sim.staleness_counts]}
+        if self.floor is not None:
+            out["linearised_floor"] = self.floor.value
         if self.axis is not None and self.axis.notes:
             out.update(mc_note="".join(map(str, self.axis.notes)), mc_note_parts=self.axis.notes)
         return out

@@ -1,6 +1,6 @@
 """Exports of a run for other tools: a :class:`~distsgd.montecarlo.Timeline` as Chrome / Perfetto
 trace JSON (the Trace Event Format, opened by ``ui.perfetto.dev`` and ``chrome://tracing``), and
-as CSV.
+as CSV; and the bars a timeline chart draws (:func:`timeline_bars`: intervals joined, bounded).
 
 :func:`perfetto_trace` gives one process (``pid`` 1) named after the run, one thread per worker
 (``tid`` = worker number i + 1, named ``worker i+1`` as on the timeline page, with the worker's id
@@ -34,7 +34,8 @@ from .curves import to_csv
 from .montecarlo import Timeline
 from .params import Domain, ParameterError
 
-__all__ = ["perfetto_trace", "timeline_csv", "worker_names", "trace_ids", "CATEGORIES", "TIME_UNIT_US"]
+__all__ = ["perfetto_trace", "timeline_csv", "worker_names", "trace_ids", "CATEGORIES", "TIME_UNIT_US", "timeline_bars",
+           "SLOW_MARK", "TIMELINE_MAX_BARS"]
 
 #: the event category of each outcome
 CATEGORIES = {"used": "work", "stale": "work", "cancelled": "work", "in flight": "work", "waiting": "idle",
@@ -147,3 +148,46 @@ def timeline_csv(timeline: Timeline) -> str:
         head = {"worker": i + 1, **({"id": ids[i]} if ids else {})}
         rows.append({**head, **{k: v for k, v in row.items() if k != "worker"}})
     return to_csv(rows)
+
+
+#: bars one timeline chart sends (≈ 150 bytes each in the figure's JSON: ≤ 0.6 MB)
+TIMELINE_MAX_BARS = 4000
+
+
+#: appended to an outcome in :func:`timeline_bars` for the work on a mini-batch that ran slow
+SLOW_MARK = " · slow"
+
+
+def _merge_touching(worker: np.ndarray, start: np.ndarray, end: np.ndarray,
+                    outcome: np.ndarray, slow: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Join back-to-back intervals of one worker with one outcome, slow or not alike (e.g. the H
+    steps of a local-SGD round) into one bar; staleness is kept only where nothing was joined."""
+    order = np.lexsort((start, worker))
+    w, s, e, o, sl = worker[order], start[order], end[order], outcome[order], slow[order]
+    new = np.ones(w.size, dtype=bool)
+    new[1:] = (w[1:] != w[:-1]) | (o[1:] != o[:-1]) | (sl[1:] != sl[:-1]) | (s[1:] != e[:-1]) | (o[1:] == "stale")
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], w.size) - 1
+    o = np.where(sl, o.astype(str) + SLOW_MARK, o.astype(str)).astype(object)
+    return w[first], s[first], e[last], o[first], order[first], (last == first)
+
+
+def timeline_bars(tl: Timeline, max_workers: int = 40,
+                  max_bars: int = TIMELINE_MAX_BARS) -> tuple[dict[str, np.ndarray], int]:
+    """The bars to draw (at most ``max_bars``): back-to-back intervals of one worker with one
+    outcome joined, then, if still too many, only the first updates; and how many updates that is."""
+    show = tl.worker < max_workers
+    slow = tl.slow if tl.slow.size == tl.worker.size else np.zeros(tl.worker.size, dtype=bool)
+    # a slow mini-batch's bar is not joined with a normal one's; its outcome carries SLOW_MARK
+    w, s, e, o, idx, single = _merge_touching(tl.worker[show], tl.start[show], tl.end[show], tl.outcome[show],
+                                              slow[show])
+    st = np.where(single, tl.staleness[show][idx], 0)
+    shown = len(tl.update_times)
+    if w.size > max_bars:
+        # the largest number of updates whose bars (those starting before it) fit
+        counts = np.searchsorted(np.sort(s), tl.update_times, side="left")
+        shown = max(1, int(np.searchsorted(counts, max_bars, side="right")))
+        keep = s < tl.update_times[shown - 1]
+        keep &= np.cumsum(keep) <= max_bars
+        w, s, e, o, st = w[keep], s[keep], np.minimum(e[keep], tl.update_times[shown - 1]), o[keep], st[keep]
+    return {"worker": w, "start": s, "end": e, "outcome": o, "staleness": st}, shown

@@ -4,6 +4,7 @@ import streamlit as st
 
 from distsgd import curves
 from distsgd import error as sgd
+from distsgd.error.general import RealProblem
 from distsgd.ui import cached, claims, page, sidebar, views
 from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
@@ -11,11 +12,12 @@ from distsgd.ui.i18n import tr
 sel = sidebar.current()
 page.header(
     tr("Error against wall-clock time"),
-    tr("Each scheme runs SGD on the model problem f(w) = ½ Σ hᵢ wᵢ² (curvatures from μ to L, gradient "
-       "noise σ²/b) with the timing of the sidebar's delays. Shown: the simulated mean error with its 95% "
-       "band; for fresh gradients and local SGD the model's exact expected error after n updates, averaged "
-       "over simulated update counts N(t) (dotted); and the bound of Dutta et al. with J(t) = t / E[T] "
-       "iterations (dashed)."),
+    tr("Each scheme runs SGD with the timing of the sidebar's delays, on the model problem f(w) = ½ Σ hᵢ wᵢ² "
+       "(curvatures from μ to L, gradient noise σ²/b) or on logistic regression with a bundled data set (the "
+       "problem control below). Shown: the simulated mean error f(w) − f* with its 95% band; on the model "
+       "problem, for fresh gradients and local SGD, its exact expected error after n updates, averaged over "
+       "simulated update counts N(t) (dotted); and the bound of Dutta et al. with J(t) = t / E[T] iterations "
+       "(dashed)."),
     views.error_formulas(),
 )
 
@@ -23,7 +25,7 @@ page.header(
 def body(sel: sidebar.Selection) -> None:
     """The page's controls and its chart: moving one of them reruns only this (a fragment)."""
     with st.expander(tr("Problem and learning rate"), expanded=False):
-        problem = sidebar.problem_controls()
+        problem = sidebar.problem_controls(real=True)
         c4 = st.columns(4)[3]
         lr_rule = sidebar.choice("lr_rule", c4)
         C = sidebar.number("C", c4, slider=False) if lr_rule == "adaptive" else None  # the other rules have no C
@@ -49,6 +51,8 @@ def body(sel: sidebar.Selection) -> None:
         page.table(views.error_table(summary, targets))
         st.caption(tr("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
                       "gradients unless you enter one; the bound is drawn only where its step-size condition holds."))
+        if isinstance(problem, RealProblem) and "accuracy_figure" in view:
+            real_problem(problem, {**view, "summary": summary})
         if sel.workers.kind == "markov" and sel.workers.persistence > 0:
             st.subheader(tr("What persistence does (async)"))
             pv = cached.persistence_view(sel.workers, sel.m, problem, horizon, replicas, sel.seed, lr)
@@ -67,6 +71,18 @@ def body(sel: sidebar.Selection) -> None:
                 with c2:
                     page.chart(pv["error"], pv["rows"], "error-persistence",
                                tr("Simulated error of async with and without persistence (95% bands)."))
+
+
+def real_problem(spec: RealProblem, view: dict) -> None:
+    """A data set's test accuracy against time, and its constants with their kinds."""
+    facts = cached.problem_facts(spec)
+    st.subheader(tr("Test accuracy"))
+    page.chart(view["accuracy_figure"], view["rows"], "test-accuracy",
+               tr("The accuracy on the {n} held-out rows, mean and 95% band over replicas; at the optimum of this "
+                  "λ it is {best:.3f}.", n=facts["info"]["n_test"], best=facts["best_test_accuracy"]))
+    st.subheader(tr("The problem's constants"))
+    page.table(views.problem_table(facts, view["summary"]))
+    st.caption(views.problem_caption(spec, facts, view["rows"]))
 
 
 page.fragment(body, sel)

@@ -115,7 +115,8 @@ PAGE_MOVES = {
                        ("number_input", "dim", 5), ("selectbox", "lr_rule", "adaptive"), ("number_input", "C", 0.02),
                        ("selectbox", "lr_rule", "staleness"), ("slider", "gamma", 0.3), ("radio", "p0_mode", "input"),
                        ("slider", "p0", 0.4), ("slider", "replicas", 50), ("number_input", "horizon", 30.0),
-                       ("number_input", "eps", 0.1)],
+                       ("number_input", "eps", 0.1), ("selectbox", "problem", "logreg:breast_cancer"),
+                       ("number_input", "l2", 0.02)],
     "pages/timeline.py": [("selectbox", "tl_scheme", "k-async"), ("slider", "tl_iters", 9),
                           ("selectbox", "tl_scheme", "local-sgd"), ("selectbox", "tl_scheme", "k-batch-sync")],
     "pages/local_sgd.py": [("slider", "D", 1.5), ("radio", "comm_source", "network model"),
@@ -324,3 +325,22 @@ def test_a_page_reads_only_the_controls_it_shows(page):
             assert_clean(at)
             hidden = use["read"] - use["drawn"]
             assert not hidden, f"{page} after {key} = {v!r}: reads {sorted(hidden)} without showing them"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_error_page_runs_a_bundled_data_set(lang):
+    """Logistic regression on breast cancer from a link (DESIGN §9): the error chart, the test
+    accuracy chart under it, the constants with their kinds, and the sentence on the bound's gap
+    from the numbers drawn; the quadratic's controls are not drawn, λ is."""
+    at = open_app("pages/error.py", {"problem": "logreg:breast_cancer", "lang": lang, "schemes": ["sync", "async"]})
+    assert_clean(at)
+    charts = at.get("plotly_chart")
+    assert len(charts) == 2
+    names = [t.get("meta", {}).get("name") or t.get("name") for t in json.loads(charts[1].proto.spec)["data"]]
+    assert "simulated mean: sync (m=16)" in names and "simulated mean: async (m=16)" in names
+    keys = {w.key for w in at.number_input}
+    assert "l2" in keys and not keys & {"L", "mu", "sigma2", "f0", "dim"}
+    table = at.dataframe[-1].value
+    assert len(table) == 6 + 2  # the six constants, a floor per scheme
+    assert table.iloc[0, 2] == ("exact" if lang == "en" else "精确")  # f*: certified
+    assert dict(at.query_params)["problem"] == "logreg:breast_cancer"

@@ -75,8 +75,7 @@ FAMILY_PARAMS = {
 }
 PAGE_ALWAYS = {
     "runtime": ("rt_view",),
-    "error": ("eta", "L", "mu", "sigma2", "b", "f0", "dim", "lr_rule", "gamma", "p0_mode", "replicas",
-              "horizon", "eps"),
+    "error": ("problem", "eta", "b", "lr_rule", "gamma", "p0_mode", "replicas", "horizon", "eps"),
     "delays": (),
     "timeline": ("tl_scheme", "tl_iters"),
     "local_sgd": ("comm_source", "params_m", "gbps", "latency_ms", "eta", "L", "mu", "sigma2", "b", "f0", "dim",
@@ -84,7 +83,9 @@ PAGE_ALWAYS = {
     "tradeoffs": ("axis", "axis_scheme", "eps", "horizon", "eta", "L", "mu", "sigma2", "b", "f0", "dim", "gamma"),
 }
 PAGE_IF = {  # page: [(key, condition key, condition value)]
-    "error": [("C", "lr_rule", "adaptive"), ("p0", "p0_mode", "input")],
+    "error": [("C", "lr_rule", "adaptive"), ("p0", "p0_mode", "input"),
+              *((k, "problem", "quadratic") for k in ("L", "mu", "sigma2", "f0", "dim")),
+              ("l2", "problem", "logreg:breast_cancer"), ("l2", "problem", "logreg:digits")],
     "local_sgd": [("D", "comm_source", "slider"), ("topology", "comm_source", "network model")],
     "tradeoffs": [("D", "axis", "H"), ("D", "axis_scheme", "local-sgd")],
 }

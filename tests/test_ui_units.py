@@ -11,7 +11,8 @@ from distsgd import make_cluster, make_scheme, parse_delay
 from distsgd.clusters import Stragglers
 from distsgd.delays import Delay, Empirical
 from distsgd.montecarlo import simulate_timeline
-from distsgd.plots import TIMELINE_MAX_BARS, timeline_figure
+from distsgd.plots import timeline_figure
+from distsgd.timeline_export import TIMELINE_MAX_BARS
 from distsgd.traces import Trace, trace_from_times
 from distsgd.ui import cached, controls, plain_text, rerun_caps, views
 

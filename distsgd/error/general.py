@@ -31,14 +31,15 @@ from ..delays import Delay
 from ..estimate import Estimate
 from ..montecarlo import UpdateTrace, iteration_cost
 from ..params import ParameterError
-from ..problems.base import GradientProblem
+from ..problems import BUILTIN_SETS, LogisticRegression, bundled
+from ..problems.base import LAM, GradientProblem
 from ..random import Seed, generator
 from ..schemes import Scheme
 from .problem import BATCH, ETA, MAX_UPDATES, POINTS, REPLICAS, TIME, LearningRate
 from .simulate import ErrorSimulation
 from .timing import counts_at, covering_trace, updates_needed
 
-__all__ = ["simulate_problem", "linearised_floor", "Floor", "RECORD_BLOCK", "GAMMA_SAMPLES"]
+__all__ = ["simulate_problem", "linearised_floor", "Floor", "RealProblem", "RECORD_BLOCK", "GAMMA_SAMPLES"]
 
 #: models recorded before they are evaluated together (the loss of a block is one matrix product)
 RECORD_BLOCK = 256
@@ -46,6 +47,38 @@ RECORD_BLOCK = 256
 #: the replicas it is measured on: (K + 1) full gradients each
 GAMMA_SAMPLES = 8
 GAMMA_REPLICAS = 4
+
+
+@dataclass(frozen=True)
+class RealProblem:
+    """A bundled set with its λ and split, and the SGD's η and b: what the dashboard asks for, small
+    and hashable (the problem itself is :attr:`problem`, built once per process)."""
+
+    name: str
+    lam: float
+    eta: float
+    b: int
+    test_fraction: float = 0.25
+    split_seed: int = 0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "lam", LAM.check(self.lam, "lam"))
+        object.__setattr__(self, "eta", ETA.check(self.eta, "eta"))
+        object.__setattr__(self, "b", BATCH.check(self.b, "b"))
+        if self.name not in BUILTIN_SETS:
+            raise ParameterError("problem", "one_of", choices=", ".join(f"logreg:{k}" for k in BUILTIN_SETS),
+                                 value=f"logreg:{self.name}")
+
+    @property
+    def problem(self) -> LogisticRegression:
+        return bundled(self.name, self.lam, self.test_fraction, self.split_seed)
+
+    def facts(self) -> dict[str, Any]:
+        """What a page says about the problem, as plain numbers: the constants with their kinds
+        (DESIGN §9), the rows, classes and d, and the test accuracy at the optimum."""
+        pb = self.problem
+        return {"constants": pb.constants.as_json(), "info": dict(pb.info), "classes": pb.classes, "dim": pb.dim,
+                "best_test_accuracy": float(pb.metrics(pb.w_star[None])["test_accuracy"][0])}
 
 
 @dataclass(frozen=True)

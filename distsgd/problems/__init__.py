@@ -18,12 +18,12 @@ from .base import (
     Constants,
     GradientProblem,
 )
-from .data import BUILTIN_SETS, logreg, prepare, read_data_file
+from .data import BUILTIN_SETS, bundled, logreg, prepare, read_data_file
 from .functions import FunctionProblem, from_functions
 from .logistic import LogisticRegression, logistic
 
 __all__ = ["GradientProblem", "Constant", "Constants", "LogisticRegression", "logistic", "logreg", "prepare",
-           "FunctionProblem", "from_functions",
+           "FunctionProblem", "from_functions", "bundled",
            "read_data_file", "builtin", "BUILTIN_SETS", "LAM", "TEST_FRACTION", "SPLIT_SEED", "TARGET_ACCURACY",
            "GAP_CERTIFIED"]
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import io
 import os
 import re
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -25,7 +26,7 @@ from ..params import ParameterError
 from .base import LAM, SPLIT_SEED, TEST_FRACTION
 from .logistic import LogisticRegression
 
-__all__ = ["BUILTIN_SETS", "builtin_data", "read_data_file", "prepare", "logreg"]
+__all__ = ["BUILTIN_SETS", "builtin_data", "read_data_file", "prepare", "logreg", "bundled"]
 
 #: scikit-learn's bundled sets (loaded from the installed package, never downloaded)
 BUILTIN_SETS = {"breast_cancer": "load_breast_cancer", "digits": "load_digits"}
@@ -213,3 +214,14 @@ def logreg(source: str, *, lam: float = 1e-2, test_fraction: float = 0.25, split
         X, y, shown = read_data_file(data if data is not None else source, label=label,
                                      name=name or (os.path.basename(source) if data is not None else None))
     return prepare(X, y, lam=lam, test_fraction=test_fraction, split_seed=split_seed, name=f"logreg:{shown}")
+
+
+@lru_cache(maxsize=16)
+def bundled(name: str, lam: float, test_fraction: float = 0.25, split_seed: int = 0) -> LogisticRegression:
+    """``logreg:NAME`` of a bundled set, built once per process for each (λ, split): the dashboard's
+    worker processes each keep the ones they were asked for (f* is a Newton solve)."""
+    if name not in BUILTIN_SETS:
+        raise ParameterError("problem", "one_of", choices=", ".join(f"logreg:{k}" for k in BUILTIN_SETS),
+                             value=f"logreg:{name}")
+    return logreg(name, lam=lam, test_fraction=test_fraction, split_seed=split_seed)
+

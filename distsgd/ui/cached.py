@@ -40,6 +40,7 @@ from ..clusters import Stragglers, at_m, make_cluster
 from ..comm import CommModel
 from ..delays import Delay, Empirical, parse_delay
 from ..error import LearningRate, Problem
+from ..error.general import RealProblem
 from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
@@ -288,7 +289,16 @@ def _error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, t
     rows, summary = error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, budget)
     targets = (None if eps is None else
                views.times_to_target(rows, [s["scheme"] for s in summary if "skipped" not in s], eps))
-    return {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
+    view = {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
+    if any("test_accuracy_mean" in r for r in rows):
+        view["accuracy_figure"] = plots.metric_figure(rows, "test_accuracy")
+    return view
+
+
+@st.cache_data(**_CACHE)
+def problem_facts(problem: RealProblem) -> dict[str, Any]:
+    """A data set's constants, sizes and best test accuracy (:meth:`RealProblem.facts`)."""
+    return workers.call(RealProblem.facts, problem)
 
 
 def persistence_view(workers: Stragglers, m: int, problem: Problem, time: float, replicas: int, seed: int,

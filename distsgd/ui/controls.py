@@ -26,6 +26,7 @@ from ..clusters import TRACE_MODES as _TRACE_MODES
 from ..delays import SHIFT, Delay, Empirical
 from ..examples import EXAMPLES
 from ..params import Domain, ParameterError, shortest
+from ..problems import BUILTIN_SETS, LAM
 from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEMES, M
 from ..traces import THRESHOLD
@@ -33,6 +34,9 @@ from . import i18n
 from .i18n import LANGUAGES, N_, phrase, tr
 from .plain_text import quote
 from .rerun_caps import RANGES, UI_BUDGETS, UI_DEFAULT_BUDGET
+
+#: the problem choices of the Error page (DESIGN §9): the quadratic and the bundled data sets
+REAL_PROBLEMS = ("quadratic", *(f"logreg:{name}" for name in BUILTIN_SETS))
 
 __all__ = ["Control", "CONTROLS", "Family", "FAMILIES", "FAMILY_PARAMS", "FAMILY_LABELS", "KIND_PARAMS", "refresh",
            "registry_messages", "CHOICE_LABELS", "SHIFT_KEY", "TRACE_OPTION", "describe", "explain", "label_of",
@@ -287,6 +291,11 @@ def _controls(families: dict[str, Family], family_controls: list[Control]) -> di
                 help=N_("work per chart: fast for a class, accurate for a closer look")),
         Control("rt_view", N_("Runtime against"), "K", options=("K", "m")),
         # error page
+        Control("problem", N_("problem"), "quadratic", options=REAL_PROBLEMS,
+                help=N_("the quadratic model problem (exact curve, the paper's bound), or logistic regression "
+                        "on a data set bundled with scikit-learn (test accuracy; the bound with the data's "
+                        "constants)")),
+        _num("l2", N_("L2 regularisation λ"), 0.01, _narrow(LAM, *RANGES["l2"]), 0.001),
         _num("eta", N_("learning rate η"), 0.05, _narrow(sgd.ETA, *RANGES["eta"]), 0.005),
         _num("L", N_("smoothness L"), 2.0, _narrow(sgd.L_SMOOTH, *RANGES["L"]), 0.1),
         _num("mu", N_("strong convexity μ"), 0.5, _narrow(sgd.MU, *RANGES["mu"]), 0.05),
@@ -398,6 +407,8 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
     "trace_mode": {"replay": N_("replay"), "per-worker": N_("per-worker"), "pooled": N_("pooled")},
     "p0_mode": {"measured": N_("measured"), "input": N_("input")},
     "lr_rule": {"constant": N_("constant"), "adaptive": N_("adaptive"), "staleness": N_("staleness")},
+    "problem": {"quadratic": N_("quadratic model problem"), "logreg:breast_cancer": N_("logistic regression: "
+                "breast cancer (569 × 30)"), "logreg:digits": N_("logistic regression: digits (1 797 × 64)")},
     "comm_source": {"slider": N_("slider"), "network model": N_("network model")},
     "topology": {"parameter-server": N_("parameter-server"), "ring-allreduce": N_("ring-allreduce")},
 }

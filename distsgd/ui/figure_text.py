@@ -56,6 +56,11 @@ FIGURE_TEXT = (
     N_("theory (exact model, averaged over simulated N(t)): {label}"),
     N_("reaches ε: {label}"),
     N_("target ε = {eps}"),
+    # -- a problem's metric against time (plots.metric_figure)
+    N_("Test accuracy against wall-clock time"),
+    N_("test accuracy"),
+    N_("Test loss against wall-clock time"),
+    N_("test loss (mean log-loss)"),
     # -- staleness tail (plots.staleness_tail_figure)
     N_("Staleness of the gradients used: P(staleness ≥ x)"),
     N_("staleness x (updates)"),

@@ -227,6 +227,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "eta": (1e-4, 2.0), "L": (0.01, 100.0), "mu": (0.001, 100.0), "sigma2": (0.0, 100.0),
     "b": (1, UI_BATCH_MAX), "f0": (1e-3, 1e3), "dim": (1, UI_DIM_MAX), "C": (1e-5, 10.0),
     "eps": (1e-6, 1e3), "horizon": (UI_HORIZON_MIN, UI_HORIZON_MAX),
+    # a real problem's L2 regularisation λ (problems.LAM; key l2: "lam" is the delay's rate): below
+    # 1e-4 the bound's L/μ passes 10⁴ (a curve nobody can read) and Newton's f* needs more steps
+    "l2": (1e-4, 1.0),
     "replicas": (UI_REPLICAS_MIN, UI_REPLICAS_MAX),
     # communication (comm.COMM_DELAY, PARAMS_D in parameters, BANDWIDTH in bytes/s, LATENCY in s;
     # the UI's units are 10⁶ parameters, Gbit/s and ms)

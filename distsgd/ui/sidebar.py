@@ -221,9 +221,21 @@ def _delay_text(delay: Delay) -> str:
     return label
 
 
-def problem_controls() -> Any:
+def problem_controls(real: bool = False) -> Any:
     """The problem and SGD hyper-parameters (η, L, μ ≤ L, σ², b, F₀, d) as number boxes in four
-    columns, bound to the same store on every page that uses them; returns the Problem."""
+    columns, bound to the same store on every page that uses them; returns the Problem.  With
+    ``real`` (the Error page) the problem is chosen first: for a data set, λ, η and b only, and the
+    returned value is a :class:`~distsgd.error.general.RealProblem`."""
+    if real:
+        choice("problem")
+        if state.value("problem") != "quadratic":
+            c1, c2, c3 = st.columns(3)
+            number("l2", c1, slider=False)
+            number("eta", c2, slider=False)
+            number("b", c3, slider=False)
+            return state.problem(real=True)
+    elif state.value("problem") != "quadratic":
+        st.caption(tr("This page uses the quadratic model problem; the Error page runs the data sets too."))
     c1, c2, c3, c4 = st.columns(4)
     number("eta", c1, slider=False)
     L = number("L", c1, slider=False)

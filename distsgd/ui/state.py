@@ -21,6 +21,7 @@ from typing import Any
 import streamlit as st
 
 from .. import error as sgd
+from ..error.general import RealProblem
 from .controls import CONTROLS, refresh, url_text
 from .i18n import from_locale, set_language, tr
 from .plain_text import quote
@@ -186,7 +187,11 @@ def sync_url() -> None:
 PROBLEM_KEYS = ("eta", "L", "mu", "sigma2", "b", "f0", "dim")
 
 
-def problem() -> sgd.Problem:
-    """The SGD problem of the controls; μ ≤ L is kept by clamping μ, with a notice."""
+def problem(real: bool = False) -> sgd.Problem | RealProblem:
+    """The SGD problem of the controls: the quadratic (μ ≤ L kept by clamping μ, with a notice),
+    or with ``real`` and a data set chosen, logistic regression on it with λ, η and b."""
+    choice = value("problem")
+    if real and choice != "quadratic":
+        return RealProblem(choice.removeprefix("logreg:"), value("l2"), value("eta"), value("b"))
     clamp("mu", CONTROLS["mu"].domain.low, value("L"))  # type: ignore[union-attr]
     return sgd.Problem(**{k: value(k) for k in PROBLEM_KEYS})
