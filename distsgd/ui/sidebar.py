@@ -234,8 +234,6 @@ def problem_controls(real: bool = False) -> Any:
             number("eta", c2, slider=False)
             number("b", c3, slider=False)
             return state.problem(real=True)
-    elif state.value("problem") != "quadratic":
-        st.caption(tr("This page uses the quadratic model problem; the Error page runs the data sets too."))
     c1, c2, c3, c4 = st.columns(4)
     number("eta", c1, slider=False)
     L = number("L", c1, slider=False)

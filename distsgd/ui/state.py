@@ -190,8 +190,7 @@ PROBLEM_KEYS = ("eta", "L", "mu", "sigma2", "b", "f0", "dim")
 def problem(real: bool = False) -> sgd.Problem | RealProblem:
     """The SGD problem of the controls: the quadratic (μ ≤ L kept by clamping μ, with a notice),
     or with ``real`` and a data set chosen, logistic regression on it with λ, η and b."""
-    choice = value("problem")
-    if real and choice != "quadratic":
+    if real and (choice := value("problem")) != "quadratic":
         return RealProblem(choice.removeprefix("logreg:"), value("l2"), value("eta"), value("b"))
     clamp("mu", CONTROLS["mu"].domain.low, value("L"))  # type: ignore[union-attr]
     return sgd.Problem(**{k: value(k) for k in PROBLEM_KEYS})
