@@ -30,7 +30,7 @@ from .error import (
     simulated_time_to_target,
 )
 from .error.general import RealProblem
-from .error.timing import runtime_for_time_axis
+from .error.timing import runtime_for_time_axis, updates_needed
 from .estimate import VALUE_KINDS, Estimate
 from .montecarlo import simulate_runtime
 from .orderstats import order_statistic_mean
@@ -203,7 +203,8 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Rea
             caps: dict[str, Any] = {"max_work": max_work / max(len(schemes), 1), "max_updates": per_scheme,
                     "max_timing_cost": max_timing_cost / max(len(schemes), 1)}
             if isinstance(problem, RealProblem):
-                curve = problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, replicas,
+                fit = _replicas_within(s, src, problem, time, replicas, caps["max_work"], seed, axis)
+                curve = problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, fit,
                                             keyed(seed, "sgd", s.label), lr, gamma, p0, runtime=axis, **caps)
             else:
                 curve = error_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0,
@@ -215,6 +216,21 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Rea
         rows += curve.as_rows()
         summary.append(curve.summary())
     return rows, summary
+
+
+def _replicas_within(s: Scheme, src: Delay | Cluster, problem: RealProblem, time: float, replicas: int,
+                     max_work: float, seed: int, axis: Estimate) -> int:
+    """The replicas of a real problem's run that keep its work (replicas × updates × gradients
+    per update × b × d) within ``max_work``: all asked for if they fit, else as many as fit but
+    at least MIN_REAL_REPLICAS (a run that still does not fit is refused, naming the cap)."""
+    grads = s.m * s.steps_per_update if s.averages_models else s.grads_per_update
+    per = updates_needed(s, src, time, seed, axis) * grads * problem.b * problem.problem.dim
+    return max(min(replicas, MIN_REAL_REPLICAS), min(replicas, int(max_work // max(per, 1))))
+
+
+#: the fewest replicas a real problem's chart runs when the work cap asks for fewer (a 95% band
+#: from fewer is too wide to read)
+MIN_REAL_REPLICAS = 10
 
 
 def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, eps: float,

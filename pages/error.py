@@ -52,7 +52,7 @@ def body(sel: sidebar.Selection) -> None:
         st.caption(tr("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
                       "gradients unless you enter one; the bound is drawn only where its step-size condition holds."))
         if isinstance(problem, RealProblem) and "accuracy_figure" in view:
-            real_problem(problem, {**view, "summary": summary})
+            real_problem(problem, {**view, "summary": summary}, replicas)
         if sel.workers.kind == "markov" and sel.workers.persistence > 0:
             st.subheader(tr("What persistence does (async)"))
             pv = cached.persistence_view(sel.workers, sel.m, problem, horizon, replicas, sel.seed, lr)
@@ -73,7 +73,7 @@ def body(sel: sidebar.Selection) -> None:
                                tr("Simulated error of async with and without persistence (95% bands)."))
 
 
-def real_problem(spec: RealProblem, view: dict) -> None:
+def real_problem(spec: RealProblem, view: dict, replicas: int) -> None:
     """A data set's test accuracy against time, and its constants with their kinds."""
     facts = cached.problem_facts(spec)
     st.subheader(tr("Test accuracy"))
@@ -82,7 +82,7 @@ def real_problem(spec: RealProblem, view: dict) -> None:
                   "λ it is {best:.3f}.", n=facts["info"]["n_test"], best=facts["best_test_accuracy"]))
     st.subheader(tr("The problem's constants"))
     page.table(views.problem_table(facts, view["summary"]))
-    st.caption(views.problem_caption(spec, facts, view["rows"]))
+    st.caption(claims.real_problem(spec, facts, view["rows"], view["summary"], replicas))
 
 
 page.fragment(body, sel)

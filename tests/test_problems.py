@@ -356,3 +356,18 @@ def test_the_caps_are_named(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(limits, "PROBLEM_MAX_BYTES", 50)
     with pytest.raises(ParameterError, match=r"problem: .*wide.csv"):
         logreg(str(path))
+
+
+def test_a_chart_on_a_real_problem_runs_the_replicas_that_fit_its_work_cap() -> None:
+    """curves.error_rows (the dashboard's rows): a data set's run over the chart's work cap runs
+    as many replicas as fit (at least 10), and says how many in its summary."""
+    from distsgd import curves
+    from distsgd.error.general import RealProblem
+    spec = RealProblem("breast_cancer", 0.01, 0.1, 4)
+    schemes = (curves.build("sync", 4, 2, 2),)
+    delay = parse_delay("exp(rate=1)")
+    _, summary = curves.error_rows(schemes, delay, spec, 20.0, 5, 40, 1, max_work=3e5)
+    assert 10 <= summary[0]["replicas"] < 40
+    n = summary[0]["replicas"]
+    _, more = curves.error_rows(schemes, delay, spec, 20.0, 5, 40, 1, max_work=3e5 * 40 / n * 1.05)
+    assert more[0]["replicas"] == 40  # when all fit, all run

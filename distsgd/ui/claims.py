@@ -11,6 +11,7 @@ fields, whole, so a translator can reorder it (DESIGN §10).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from ..analytic import VALUE_KINDS
@@ -252,3 +253,34 @@ def whatif(rows: list[dict[str, Any]]) -> str:
                                         time=_show(backup)))
         return text
     return tr("Compare the i.i.d. fit's bars with the replay's: the difference is what the textbook model gets wrong.")
+
+
+def real_problem(spec: Any, facts: dict[str, Any], rows: Sequence[dict[str, Any]],
+                    summary: Sequence[dict[str, Any]], replicas: int) -> str:
+    """What the problem is, how far the bound lies from the simulated mean at the horizon (said
+    for the schemes whose bound is drawn, or that none is), and which schemes ran fewer replicas
+    than asked (the page's work budget), all from the numbers drawn."""
+    c, info = facts["constants"], facts["info"]
+    text = tr("Logistic regression on {name}: {train} training rows, {classes} classes, d = {dim}, λ = {lam}; "
+              "features standardised with the training mean and standard deviation ({dropped} constant columns "
+              "dropped). The bound takes L, μ and the σ² bound, which holds everywhere and is {ratio:.0f} times σ²* "
+              "at the optimum; L/μ = {cond:.0f}. The linearised floor is an approximation for small η·L and fresh "
+              "gradients.", name=spec.name, train=info["n_train"], classes=facts["classes"], dim=facts["dim"],
+              lam=spec.lam, dropped=info["dropped_columns"], ratio=c["sigma2_bound"]["value"] / c["sigma2"]["value"],
+              cond=c["L"]["value"] / c["mu"]["value"])
+    last: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        last[r["scheme"]] = r
+    ratios = [r["bound"] / r["simulated_mean"] for r in last.values()
+              if r.get("bound") is not None and r["simulated_mean"] > 0 and math.isfinite(r["bound"])]
+    if not ratios:
+        text = _join(text, tr("The bound is drawn for no scheme here (the table says why)."))
+    else:
+        lo, hi = (f"{x:.3g}" if x < 1000 else f"{x:,.0f}" for x in (min(ratios), max(ratios)))
+        text = _join(text, tr("At the horizon the bound is {span} times the simulated mean error.",
+                              span=lo if lo == hi else f"{lo}–{hi}"))
+    fewer = [f"{s['scheme']}: {s['replicas']}" for s in summary if "skipped" not in s and s["replicas"] < replicas]
+    if fewer:
+        text = _join(text, tr("Replicas run within the page's work budget ({d} numbers a model): {which}.",
+                              d=facts["dim"], which=", ".join(fewer)))
+    return text

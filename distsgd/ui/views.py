@@ -99,29 +99,6 @@ def problem_table(facts: dict[str, Any], summary: Sequence[dict[str, Any]]) -> l
     return rows
 
 
-def problem_caption(spec: Any, facts: dict[str, Any], rows: Sequence[dict[str, Any]]) -> str:
-    """What the problem is, and how far the bound lies from the simulated mean at the horizon,
-    from the numbers drawn (said for the schemes whose bound is drawn, or that none is)."""
-    c, info = facts["constants"], facts["info"]
-    text = tr("Logistic regression on {name}: {train} training rows, {classes} classes, d = {dim}, λ = {lam}; "
-              "features standardised with the training mean and standard deviation ({dropped} constant columns "
-              "dropped). The bound takes L, μ and the σ² bound, which holds everywhere and is {ratio:.0f} times σ²* "
-              "at the optimum; L/μ = {cond:.0f}. The linearised floor is an approximation for small η·L and fresh "
-              "gradients.", name=spec.name, train=info["n_train"], classes=facts["classes"], dim=facts["dim"],
-              lam=spec.lam, dropped=info["dropped_columns"], ratio=c["sigma2_bound"]["value"] / c["sigma2"]["value"],
-              cond=c["L"]["value"] / c["mu"]["value"])
-    last: dict[str, dict[str, Any]] = {}
-    for r in rows:
-        last[r["scheme"]] = r
-    ratios = [r["bound"] / r["simulated_mean"] for r in last.values()
-              if r.get("bound") is not None and r["simulated_mean"] > 0 and math.isfinite(r["bound"])]
-    if not ratios:
-        return text + " " + tr("The bound is drawn for no scheme here (the table says why).")
-    lo, hi = min(ratios), max(ratios)
-    span = f"{lo:.3g}" if f"{lo:.3g}" == f"{hi:.3g}" else f"{lo:.3g}–{hi:.3g}"
-    return text + " " + tr("At the horizon the bound is {span} times the simulated mean error.", span=span)
-
-
 def _ci(r: dict[str, Any]) -> str:
     """A row's 95% confidence interval, or why it was not simulated."""
     if "mc_low" in r:
