@@ -32,7 +32,7 @@ def _trace(name, kw, seed=5):
 
 
 def _run(path, scheme, tr, lr, seed=9):
-    stats = sim_mod._StaleStats()
+    stats = sim_mod.StaleStats()
     err = path(scheme, PROB, tr, lr, np.random.default_rng(seed), stats)
     return err, stats
 

@@ -23,21 +23,20 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from .. import limits
 from ..clusters import Cluster
 from ..delays import Delay
 from ..estimate import Estimate
-from ..montecarlo import UpdateTrace, iteration_cost
+from ..montecarlo import UpdateTrace
 from ..params import ParameterError
 from ..problems import BUILTIN_SETS, LogisticRegression, bundled
 from ..problems.base import LAM, GradientProblem
 from ..random import Seed, generator
 from ..schemes import Scheme
-from .problem import BATCH, ETA, MAX_UPDATES, POINTS, REPLICAS, TIME, LearningRate
-from .simulate import ErrorSimulation
-from .timing import counts_at, covering_trace, updates_needed
+from .problem import BATCH, ETA, MAX_UPDATES, LearningRate
+from .simulate import ErrorSimulation, StaleStats, band, plan_run
+from .timing import counts_at, covering_trace
 
 __all__ = ["simulate_problem", "linearised_floor", "Floor", "RealProblem", "RECORD_BLOCK", "GAMMA_SAMPLES"]
 
@@ -169,19 +168,9 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     the work cap counts replicas × updates × gradients per update × b × d."""
     eta = ETA.check(eta, "eta")
     b = BATCH.check(b, "b")
-    time = TIME.check(time, "time")
-    points = POINTS.check(points, "points")
-    replicas = REPLICAS.check(replicas, "replicas")
+    grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)
     lr = lr or LearningRate()
     rng = generator(seed)
-    grid = np.linspace(0.0, time, points)
-    n = updates_needed(scheme, delay, time, seed if seed is not None else 0, runtime)
-    if n > max_updates:
-        raise ParameterError("time", "too_many_updates", scheme=scheme.label, updates=n, time=time, cap=max_updates)
-    timing = float(replicas) * n * iteration_cost(scheme, delay)
-    if timing > max_timing_cost:
-        raise ParameterError("replicas", "timing_too_costly", replicas=replicas, scheme=scheme.label, time=time,
-                             seconds=timing / 1e9)
     grads = scheme.m * scheme.steps_per_update if scheme.averages_models else scheme.grads_per_update
     work = float(replicas) * n * grads * b * problem.dim
     if work > max_work:
@@ -194,7 +183,7 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     group = _replica_group(scheme, n, problem.dim, b, replicas)
     errors = np.empty((replicas, points))
     metrics: dict[str, np.ndarray] = {}
-    stale = _Stale()
+    stale = StaleStats()
     n_used = n
     for g0 in range(0, replicas, group):
         r = min(group, replicas - g0)
@@ -206,23 +195,15 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
         errors[g0:g0 + r] = rec.on_grid(rec.loss) - f_star
         for name, values in rec.metrics.items():
             metrics.setdefault(name, np.empty((replicas, points)))[g0:g0 + r] = rec.on_grid(values)
-    mean, low, high = _band(errors)
+    mean, low, high = band(errors)
     out = ErrorSimulation(grid, mean, low, high, replicas, n_used, errors=errors if keep_errors else None)
-    out.metrics = {name: _band(v) for name, v in metrics.items()}
+    out.metrics = {name: band(v) for name, v in metrics.items()}
     if not scheme.fresh:
         out.staleness_mean = stale.total / stale.count
         out.fresh_fraction = stale.fresh / stale.count
         out.gamma_measured = stale.gdiff / stale.gnow if stale.gnow > 0 else None
         out.staleness_counts = stale.hist
     return out
-
-
-def _band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean over replicas (rows) and the Student-t 95 % band."""
-    R = x.shape[0]
-    mean = x.mean(axis=0)
-    hw = (student_t.ppf(0.975, R - 1) * x.std(axis=0, ddof=1) / math.sqrt(R)) if R > 1 else np.full(mean.shape, np.inf)
-    return mean, mean - hw, mean + hw
 
 
 def _replica_group(scheme: Scheme, n: int, d: int, b: int, replicas: int) -> int:
@@ -236,28 +217,8 @@ def _replica_group(scheme: Scheme, n: int, d: int, b: int, replicas: int) -> int
     return int(max(1, min(replicas, limits.SGD_GROUP_BYTES // per)))
 
 
-class _Stale:
-    """Staleness counts over every gradient, and γ's sums at the sampled updates."""
-
-    def __init__(self) -> None:
-        self.total = self.fresh = self.gdiff = self.gnow = 0.0
-        self.count = 0
-        self.hist = np.zeros(1, dtype=np.int64)
-
-    def add(self, st: np.ndarray) -> None:
-        self.total += float(st.sum())
-        self.fresh += float((st == 0).sum())
-        self.count += st.size
-        c = np.bincount(st.ravel())
-        if c.size > self.hist.size:
-            c[: self.hist.size] += self.hist
-            self.hist = c
-        else:
-            self.hist[: c.size] += c
-
-
 def _run(scheme: Scheme, problem: GradientProblem, eta: float, b: int, tr: UpdateTrace, lr: LearningRate,
-         rng: np.random.Generator, rec: _Recorder, stale: _Stale, w0: np.ndarray) -> None:
+         rng: np.random.Generator, rec: _Recorder, stale: StaleStats, w0: np.ndarray) -> None:
     R, n = tr.times.shape
     W = np.broadcast_to(w0, (R, w0.size)).copy()
     rec.record(0, W)
@@ -280,7 +241,7 @@ def _run(scheme: Scheme, problem: GradientProblem, eta: float, b: int, tr: Updat
 
 
 def _run_async(scheme: Scheme, problem: GradientProblem, eta: float, b: int, tr: UpdateTrace, lr: LearningRate,
-               rng: np.random.Generator, rec: _Recorder, stale: _Stale, W: np.ndarray) -> None:
+               rng: np.random.Generator, rec: _Recorder, stale: StaleStats, W: np.ndarray) -> None:
     """Update j averages the K gradients of the trace, each at the parameters its worker read
     (as :func:`distsgd.error.simulate._run_async_sgd_numpy` does on the model problem)."""
     assert tr.workers is not None and tr.staleness is not None and tr.reads_after_update is not None

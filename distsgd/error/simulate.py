@@ -38,7 +38,7 @@ from .problem import (
 )
 from .timing import counts_at, covering_trace, updates_needed
 
-__all__ = ["ErrorSimulation", "simulate_error"]
+__all__ = ["ErrorSimulation", "simulate_error", "plan_run", "band", "StaleStats"]
 
 #: bytes of Gaussian noise drawn at once for the kernels (a block of updates, into one reused
 #: buffer: 4 MiB stays in cache and was the fastest of 0.25–16 MiB)
@@ -90,26 +90,16 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     unless ``budget`` says otherwise (a benchmark of a known, long workload).  ``runtime`` (E[T],
     e.g. the one a bound beside this curve uses) sizes the run; by default it is computed.
     """
-    time = TIME.check(time, "time")
-    points = POINTS.check(points, "points")
-    replicas = REPLICAS.check(replicas, "replicas")
+    grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)
     lr = lr or LearningRate()
     rng = generator(seed)
-    grid = np.linspace(0.0, time, points)
-    n = updates_needed(scheme, delay, time, seed if seed is not None else 0, runtime)
-    if n > max_updates:
-        raise ParameterError("time", "too_many_updates", scheme=scheme.label, updates=n, time=time, cap=max_updates)
-    timing = float(replicas) * n * iteration_cost(scheme, delay)
-    if timing > max_timing_cost:
-        raise ParameterError("replicas", "timing_too_costly", replicas=replicas, scheme=scheme.label, time=time,
-                             seconds=timing / 1e9)
     K = 1 if scheme.averages_models else scheme.grads_per_update  # local SGD: one noise draw per step
     work = float(replicas) * n * K * problem.dim
     if work > max_work:
         raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
     group = _replica_group(scheme, n, problem.dim, replicas)
     errors = np.empty((replicas, points))
-    stats = _StaleStats()
+    stats = StaleStats()
     n_used = n
     for g0 in range(0, replicas, group):
         r = min(group, replicas - g0)
@@ -117,19 +107,40 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
         n_used = max(n_used, tr.updates)
         path = _run_sgd(scheme, problem, tr, lr, rng, stats)
         errors[g0:g0 + r] = np.take_along_axis(path, counts_at(tr.times, grid), axis=1)
-    mean = errors.mean(axis=0)
-    if replicas > 1:
-        hw = student_t.ppf(0.975, replicas - 1) * errors.std(axis=0, ddof=1) / math.sqrt(replicas)
-    else:
-        hw = np.full(points, np.inf)
-    out = ErrorSimulation(grid, mean, mean - hw, mean + hw, replicas, n_used,
-                          errors=errors if keep_errors else None)
+    mean, low, high = band(errors)
+    out = ErrorSimulation(grid, mean, low, high, replicas, n_used, errors=errors if keep_errors else None)
     if not scheme.fresh:
         out.staleness_mean = stats.total / stats.count
         out.fresh_fraction = stats.fresh / stats.count
         out.gamma_measured = stats.gdiff / stats.gnow if stats.gnow > 0 else None
         out.staleness_counts = stats.hist
     return out
+
+
+def plan_run(scheme: Scheme, delay: Delay | Cluster, time: float, points: int, replicas: int, seed: Seed,
+             runtime: Estimate | None, max_updates: int, max_timing_cost: float) -> tuple[np.ndarray, int, int]:
+    """The checked grid ``linspace(0, time, points)``, replicas and the updates n that reach the
+    horizon (:func:`~distsgd.error.timing.updates_needed`), refused over ``max_updates`` or when
+    the timing of the replicas would cost more than ``max_timing_cost``."""
+    time = TIME.check(time, "time")
+    points = POINTS.check(points, "points")
+    replicas = REPLICAS.check(replicas, "replicas")
+    n = updates_needed(scheme, delay, time, seed if seed is not None else 0, runtime)
+    if n > max_updates:
+        raise ParameterError("time", "too_many_updates", scheme=scheme.label, updates=n, time=time, cap=max_updates)
+    timing = float(replicas) * n * iteration_cost(scheme, delay)
+    if timing > max_timing_cost:
+        raise ParameterError("replicas", "timing_too_costly", replicas=replicas, scheme=scheme.label, time=time,
+                             seconds=timing / 1e9)
+    return np.linspace(0.0, time, points), replicas, n
+
+
+def band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over replicas (rows) and the Student-t 95 % band (infinite with one replica)."""
+    R = x.shape[0]
+    mean = x.mean(axis=0)
+    hw = student_t.ppf(0.975, R - 1) * x.std(axis=0, ddof=1) / math.sqrt(R) if R > 1 else np.full(mean.shape, np.inf)
+    return mean, mean - hw, mean + hw
 
 
 def _replica_group(scheme: Scheme, n: int, dim: int, replicas: int) -> int:
@@ -147,7 +158,10 @@ def _replica_group(scheme: Scheme, n: int, dim: int, replicas: int) -> int:
     return int(max(1, min(replicas, limits.SGD_GROUP_BYTES // per)))
 
 
-class _StaleStats:
+class StaleStats:
+    """Staleness of every gradient used (sum, fresh count, count, histogram) and the sums of the
+    measured staleness factor γ."""
+
     def __init__(self) -> None:
         self.total = 0.0
         self.fresh = 0.0
@@ -169,7 +183,7 @@ class _StaleStats:
 
 
 def _run_sgd(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
-             rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
+             rng: np.random.Generator, stats: StaleStats) -> np.ndarray:
     """Error after each update (column 0 is f(w₀)), shape (R, n + 1): the compiled kernels when
     enabled, else the numpy reference."""
     run = _run_sgd_kernel if jit.ENABLED else _run_sgd_numpy
@@ -205,7 +219,7 @@ def _noise_blocks(rng: np.random.Generator, n: int, R: int, d: int) -> Iterator[
 
 
 def _run_sgd_kernel(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
-                    rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
+                    rng: np.random.Generator, stats: StaleStats) -> np.ndarray:
     """:func:`_run_sgd_numpy` by the compiled kernels, block of noise by block."""
     R, n = tr.times.shape
     d = problem.dim
@@ -234,7 +248,7 @@ def _run_sgd_kernel(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: Learn
 
 
 def _run_sgd_numpy(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
-                   rng: np.random.Generator, stats: _StaleStats) -> np.ndarray:
+                   rng: np.random.Generator, stats: StaleStats) -> np.ndarray:
     """The reference loops, vectorised over replicas: error after each update (column 0 is
     f(w₀)), shape (R, n + 1)."""
     R, n = tr.times.shape
@@ -250,7 +264,7 @@ def _run_sgd_numpy(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: Learni
 
 
 def _run_async_sgd_numpy(scheme: Scheme, problem: Problem, tr: UpdateTrace, lr: LearningRate,
-                         rng: np.random.Generator, stats: _StaleStats, w: np.ndarray,
+                         rng: np.random.Generator, stats: StaleStats, w: np.ndarray,
                          err: np.ndarray) -> np.ndarray:
     """Update j averages the K gradients h ⊙ w_τ(k) + ξ_k, each at the parameters w_τ(k) its
     worker read.  With per-gradient rates λ_k the noise part (1/K) Σ λ_k ξ_k is one Gaussian
