@@ -1,8 +1,8 @@
 # make run   — set up .venv and start the dashboard on http://localhost:8501
-# make test  — set up .venv (with the test tools and Chromium), lint, and run the whole test suite
-#              (kernels compiled; the kernel-related files also with DISTSGD_JIT=0)
+# make test  — set up .venv (with the test tools and Chromium) and run the whole test suite
+#              (kernels compiled; then the kernel-related files again with DISTSGD_JIT=0)
 # make bench — run the benchmarks and write benchmarks/results/*.md
-# make lint  — ruff and mypy, as configured in pyproject.toml (make test runs it beside the suite)
+# make lint  — ruff and mypy, as configured in pyproject.toml (make test runs it first)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -41,28 +41,13 @@ lint: dev-venv
 	$(PY) -m ruff check distsgd tests benchmarks app.py pages
 	$(PY) -m mypy
 
-# the suite with the numba kernels compiled, and the files that exercise the kernels and the
+# the suite with the numba kernels compiled, then the files that exercise the kernels and the
 # engines and SGD around them again on the plain-Python reference path (DISTSGD_JIT=0).
-# Three things overlap, because the suite leaves a core idle part of the time (the browser tests
-# wait on Chromium and the server): the lint beside the kernels' first compilation (one process
-# fills numba's cache, ≈ 30 s, so that the suite's many processes load the kernels instead of each
-# compiling them: ≈ 2 minutes of a fresh clone's time), then the DISTSGD_JIT=0 pass on one worker
-# beside the main suite on two.  Each one's output is printed in full, the lint's and the JIT=0
-# pass's after the suite's; make test fails if any of them does.
 # --no-loadscope-reorder: xdist hands out the tests in the order tests/conftest.py gives them,
 # the longest first (the browser group on one worker, then the slow tests), not by group size
-test: dev-venv browser
-	@mkdir -p test-artifacts; \
-	$(MAKE) --no-print-directory lint > test-artifacts/lint.log 2>&1 & lint=$$!; \
-	$(PY) -c "from distsgd.ui.workers import warm; warm()" || exit 1; \
-	DISTSGD_JIT=0 $(PY) -m pytest -n 1 -q -p no:cacheprovider -m "not slow" -k "$(JIT_ROWS)" $(JIT_TESTS) \
-	  > test-artifacts/jit0.log 2>&1 & jit0=$$!; \
-	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder -q; suite=$$?; \
-	wait $$lint; lint_rc=$$?; wait $$jit0; jit0_rc=$$?; \
-	echo "== lint (make lint) =="; cat test-artifacts/lint.log; \
-	echo "== the kernels' files again with DISTSGD_JIT=0 =="; cat test-artifacts/jit0.log; \
-	echo "make test: suite exit $$suite, lint exit $$lint_rc, DISTSGD_JIT=0 pass exit $$jit0_rc"; \
-	[ $$suite = 0 ] && [ $$lint_rc = 0 ] && [ $$jit0_rc = 0 ]
+test: dev-venv browser lint
+	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder -q
+	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider -m "not slow" -k "$(JIT_ROWS)" $(JIT_TESTS)
 
 # what reads distsgd.jit.ENABLED (the engines' and SGD's choice between a kernel and its numpy
 # path): the kernels' files, the engines and SGD, the library's bounds (in child processes too),
