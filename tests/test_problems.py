@@ -371,3 +371,15 @@ def test_a_chart_on_a_real_problem_runs_the_replicas_that_fit_its_work_cap() -> 
     n = summary[0]["replicas"]
     _, more = curves.error_rows(schemes, delay, spec, 20.0, 5, 40, 1, max_work=3e5 * 40 / n * 1.05)
     assert more[0]["replicas"] == 40  # when all fit, all run
+
+
+def test_sgd_on_a_problem_runs_on_a_cluster_as_the_model_problems_engine_does() -> None:
+    """A cluster (two persistent stragglers) drives the same update trace for a problem as for
+    the quadratic: with σ² = 0 the two engines agree to 1e-9 (async: staleness from the cluster)."""
+    from distsgd import make_cluster
+    q = Problem(eta=0.3, L=2.0, mu=0.5, sigma2=0.0, b=1, f0=1.0, dim=4)
+    cluster = make_cluster(m=6, delay=parse_delay("exp(rate=1)"), slow=2, slowdown=5)
+    for scheme in (make_scheme("async", 6), make_scheme("k-sync", 6, K=4)):
+        ours = simulate_problem(scheme, cluster, _NoiselessQuadratic(q), q.eta, 1, 6.0, 7, 4, 21, keep_errors=True)
+        theirs = simulate_error(scheme, cluster, q, 6.0, 7, 4, 21, keep_errors=True)
+        np.testing.assert_allclose(ours.errors, theirs.errors, rtol=1e-9, atol=1e-15)
