@@ -30,8 +30,9 @@ from ..delays import Delay
 from ..estimate import Estimate
 from ..montecarlo import UpdateTrace
 from ..params import ParameterError
-from ..problems import BUILTIN_SETS, LogisticRegression, bundled
-from ..problems.base import LAM, GradientProblem
+from ..problems import LogisticRegression, bundled
+from ..problems.base import LAM, GradientProblem, checked_output
+from ..problems.data import check_set
 from ..random import Seed, generator
 from ..schemes import Scheme
 from .problem import BATCH, ETA, MAX_UPDATES, LearningRate
@@ -64,9 +65,7 @@ class RealProblem:
         object.__setattr__(self, "lam", LAM.check(self.lam, "lam"))
         object.__setattr__(self, "eta", ETA.check(self.eta, "eta"))
         object.__setattr__(self, "b", BATCH.check(self.b, "b"))
-        if self.name not in BUILTIN_SETS:
-            raise ParameterError("problem", "one_of", choices=", ".join(f"logreg:{k}" for k in BUILTIN_SETS),
-                                 value=f"logreg:{self.name}")
+        check_set(self.name)
 
     @property
     def problem(self) -> LogisticRegression:
@@ -145,15 +144,8 @@ class _Recorder:
 
 def _check_output(problem: GradientProblem, W: np.ndarray, rng: np.random.Generator, b: int) -> None:
     """The problem's functions give arrays of the right shape, finite (named if not)."""
-    R, d = W.shape
-    for function, value, expected in (("loss", problem.loss(W), (R,)), ("grad", problem.grad(W, rng, b), (R, d))):
-        value = np.asarray(value)
-        if value.shape != expected:
-            raise ParameterError("problem", "problem_bad_output", function=function, what=f"shape {value.shape}",
-                                 expected=f"shape {expected}")
-        if not np.isfinite(value).all():
-            raise ParameterError("problem", "problem_bad_output", function=function, what="a non-finite value",
-                                 expected="finite numbers")
+    checked_output("loss", problem.loss(W), (W.shape[0],))
+    checked_output("grad", problem.grad(W, rng, b), W.shape)
 
 
 def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientProblem, eta: float, b: int,

@@ -13,10 +13,10 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..params import Domain
+from ..params import Domain, ParameterError
 
 __all__ = ["Constant", "Constants", "GradientProblem", "LAM", "TEST_FRACTION", "SPLIT_SEED", "TARGET_ACCURACY",
-           "GAP_CERTIFIED", "KINDS"]
+           "GAP_CERTIFIED", "KINDS", "checked_output"]
 
 #: the kinds a constant can have: known in closed form, a bound that holds, a number computed to a
 #: stated accuracy but not certified, a value the user gave, or not known (value None)
@@ -77,3 +77,20 @@ class GradientProblem(Protocol):
 
     @property
     def constants(self) -> Constants: ...
+
+
+def checked_output(function: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A problem function's output as float64 of ``shape``, finite; else a ParameterError of
+    parameter ``problem`` naming the function and what it gave."""
+    try:
+        out = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ParameterError("problem", "problem_bad_output", function=function, what=type(value).__name__,
+                             expected=f"an array of shape {shape}") from None
+    if out.shape != shape:
+        raise ParameterError("problem", "problem_bad_output", function=function, what=f"shape {out.shape}",
+                             expected=f"shape {shape}")
+    if not np.isfinite(out).all():
+        raise ParameterError("problem", "problem_bad_output", function=function, what="a non-finite value",
+                             expected="finite numbers")
+    return out

@@ -26,7 +26,7 @@ from ..params import ParameterError
 from .base import LAM, SPLIT_SEED, TEST_FRACTION
 from .logistic import LogisticRegression
 
-__all__ = ["BUILTIN_SETS", "builtin_data", "read_data_file", "prepare", "logreg", "bundled"]
+__all__ = ["BUILTIN_SETS", "builtin_data", "read_data_file", "prepare", "logreg", "bundled", "check_set"]
 
 #: scikit-learn's bundled sets (loaded from the installed package, never downloaded)
 BUILTIN_SETS = {"breast_cancer": "load_breast_cancer", "digits": "load_digits"}
@@ -35,13 +35,18 @@ _SVM_LINE = re.compile(rb"^\s*[+-]?[0-9.eEinfINFa-z]+(\s+qid:\S+)?(\s+\d+:\S+)+\
 _SVM_TOKEN = re.compile(rb"^\d+:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$")
 
 
+def check_set(name: str) -> None:
+    """``name`` is one of :data:`BUILTIN_SETS`, else a ParameterError of ``problem`` listing them."""
+    if name not in BUILTIN_SETS:
+        raise ParameterError("problem", "one_of", choices=", ".join(f"logreg:{k}" for k in BUILTIN_SETS),
+                             value=f"logreg:{name}")
+
+
 def builtin_data(name: str) -> tuple[np.ndarray, np.ndarray]:
     """(X, y) of a bundled set, from the installed scikit-learn."""
     import sklearn.datasets
 
-    if name not in BUILTIN_SETS:
-        raise ParameterError("problem", "one_of", choices=", ".join(f"logreg:{k}" for k in BUILTIN_SETS),
-                             value=f"logreg:{name}")
+    check_set(name)
     X, y = getattr(sklearn.datasets, BUILTIN_SETS[name])(return_X_y=True)
     return np.asarray(X, dtype=np.float64), np.asarray(y)
 
@@ -220,8 +225,6 @@ def logreg(source: str, *, lam: float = 1e-2, test_fraction: float = 0.25, split
 def bundled(name: str, lam: float, test_fraction: float = 0.25, split_seed: int = 0) -> LogisticRegression:
     """``logreg:NAME`` of a bundled set, built once per process for each (λ, split): the dashboard's
     worker processes each keep the ones they were asked for (f* is a Newton solve)."""
-    if name not in BUILTIN_SETS:
-        raise ParameterError("problem", "one_of", choices=", ".join(f"logreg:{k}" for k in BUILTIN_SETS),
-                             value=f"logreg:{name}")
+    check_set(name)
     return logreg(name, lam=lam, test_fraction=test_fraction, split_seed=split_seed)
 

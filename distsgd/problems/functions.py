@@ -20,7 +20,7 @@ from scipy.optimize import minimize
 from .. import limits
 from ..params import Domain, ParameterError
 from ..random import Seed, generator
-from .base import Constant, Constants
+from .base import Constant, Constants, checked_output
 
 __all__ = ["FunctionProblem", "from_functions", "FD_MAX_DIM", "SIGMA2_DRAWS"]
 
@@ -30,21 +30,6 @@ FD_MAX_DIM = 200
 SIGMA2_DRAWS = 4096
 _VALUE = Domain("constant", -1e12, 1e12)
 _POSITIVE = Domain("constant", 0.0, 1e12, low_open=True)
-
-
-def _finite(function: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:
-    try:
-        out = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ParameterError("problem", "problem_bad_output", function=function, what=type(value).__name__,
-                             expected=f"an array of shape {shape}") from None
-    if out.shape != shape:
-        raise ParameterError("problem", "problem_bad_output", function=function, what=f"shape {out.shape}",
-                             expected=f"shape {shape}")
-    if not np.isfinite(out).all():
-        raise ParameterError("problem", "problem_bad_output", function=function, what="a non-finite value",
-                             expected="finite numbers")
-    return out
 
 
 class FunctionProblem:
@@ -76,16 +61,16 @@ class FunctionProblem:
         return self._w0.copy()
 
     def loss(self, W: np.ndarray) -> np.ndarray:
-        return _finite("loss", self._loss(W), (W.shape[0],))
+        return checked_output("loss", self._loss(W), (W.shape[0],))
 
     def grad(self, W: np.ndarray, rng: np.random.Generator, b: int) -> np.ndarray:
-        return _finite("grad", self._grad(W, rng, b), W.shape)
+        return checked_output("grad", self._grad(W, rng, b), W.shape)
 
     def metrics(self, W: np.ndarray) -> dict[str, np.ndarray]:
         if self._metrics is None:
             return {}
         out = self._metrics(W)
-        return {str(k): _finite(f"metrics[{k!r}]", v, (W.shape[0],)) for k, v in dict(out).items()}
+        return {str(k): checked_output(f"metrics[{k!r}]", v, (W.shape[0],)) for k, v in dict(out).items()}
 
     def _minimise(self) -> tuple[np.ndarray, float, float]:
         """(ŵ, f(ŵ), ‖∇f(ŵ)‖) by L-BFGS from w0."""
@@ -96,7 +81,8 @@ class FunctionProblem:
         def f(w: np.ndarray) -> float:
             return float(self.loss(w[None])[0])
 
-        jac = (lambda w: _finite("full_grad", full(w[None]), (1, self.dim))[0]) if full is not None else "3-point"
+        jac = ((lambda w: checked_output("full_grad", full(w[None]), (1, self.dim))[0]) if full is not None
+               else "3-point")
         res = minimize(f, self._w0, jac=jac, method="L-BFGS-B", options={"gtol": 1e-10, "ftol": 1e-15,
                                                                            "maxiter": 10_000})
         g = np.asarray(res.jac, dtype=np.float64)
