@@ -4,6 +4,12 @@
 # make bench — run the benchmarks and write benchmarks/results/*.md
 # make lint  — ruff and mypy, as configured in pyproject.toml (make test runs it first)
 PYTHON ?= python3
+# Python writes each module's bytecode when it first imports it: an environment that says
+# PYTHONDONTWRITEBYTECODE (this workplace's does) would have every process of the suite compile
+# every module it imports again, as the venv is installed --no-compile (below) — ~6 s more for each
+# of the suite's hundreds of processes (CLI calls, servers, workers): measured in
+# benchmarks/results/test_time.md
+unexport PYTHONDONTWRITEBYTECODE
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
