@@ -47,11 +47,16 @@ lint: dev-venv
 	$(PY) -m ruff check distsgd tests benchmarks app.py pages
 	$(PY) -m mypy
 
-# the suite with the numba kernels compiled, then the files that exercise the kernels and the
+# the lint beside one process that compiles every kernel into numba's cache (16 s from a fresh
+# clone; else each of the suite's processes that starts before the cache is filled compiles them
+# itself), the suite with the numba kernels compiled, then the files that exercise the kernels and the
 # engines and SGD around them again on the plain-Python reference path (DISTSGD_JIT=0).
 # --no-loadscope-reorder: xdist hands out the tests in the order tests/conftest.py gives them,
 # the longest first (the browser group on one worker, then the slow tests), not by group size
-test: dev-venv browser lint
+test: dev-venv browser
+	$(PY) -c "from distsgd.ui.workers import warm; warm()" & warm=$$!; \
+	$(MAKE) --no-print-directory lint; lint=$$?; wait $$warm; warmed=$$?; \
+	[ $$lint = 0 ] && [ $$warmed = 0 ]
 	$(PY) -m pytest -n 2 --dist loadgroup --no-loadscope-reorder -q
 	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider -m "not slow" -k "$(JIT_ROWS)" $(JIT_TESTS)
 
