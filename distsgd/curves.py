@@ -25,9 +25,8 @@ from .delays import Delay
 from .error import (
     LearningRate,
     Problem,
+    TargetTime,
     bound_time_to_target,
-    simulate_error,
-    simulated_time_to_target,
 )
 from .error.general import RealProblem
 from .error.timing import runtime_for_time_axis, updates_needed
@@ -36,7 +35,16 @@ from .montecarlo import simulate_runtime
 from .orderstats import order_statistic_mean
 from .params import ParameterError
 from .random import keyed
-from .records import MIN_ITERATIONS, error_curve, problem_error_curve, runtime_point, share_budget, target_columns
+from .records import (
+    MIN_ITERATIONS,
+    accuracy_columns,
+    bound_problem,
+    error_curve,
+    problem_error_curve,
+    runtime_point,
+    share_budget,
+    target_columns,
+)
 from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
 
 #: what the sweeps' workers draw from (see the module's docstring)
@@ -233,35 +241,51 @@ def _replicas_within(s: Scheme, src: Delay | Cluster, problem: RealProblem, time
 MIN_REAL_REPLICAS = 10
 
 
-def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem, eps: float,
+def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | RealProblem, eps: float,
                 time: float | None = None, points: int = 201, replicas: int = 0, seed: int = 0,
                 gamma: float = 0.5, p0: float | None = None, x_name: str = "K",
-                *, max_updates: int = limits.MAX_UPDATES, max_work: float = limits.MAX_SGD_WORK,
-                max_timing_cost: float = limits.TIME_BUDGET, axis_cost: float = limits.AXIS_MC_COST
-                ) -> list[dict[str, Any]]:
+                *, target_accuracy: float | None = None, max_updates: int = limits.MAX_UPDATES,
+                max_work: float = limits.MAX_SGD_WORK, max_timing_cost: float = limits.TIME_BUDGET,
+                axis_cost: float = limits.AXIS_MC_COST) -> list[dict[str, Any]]:
     """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation
-    (caps and ``axis_cost`` as :func:`error_rows`)."""
+    (caps and ``axis_cost`` as :func:`error_rows`).  On a real problem the bound takes the
+    problem's constants (:func:`~distsgd.records.bound_problem`) and, with ``target_accuracy``,
+    the rows also have the simulated time to that test accuracy (``time_to_accuracy``)."""
     out = []
     per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
+    share = max(len(schemes), 1)
+    caps: dict[str, Any] = {"max_work": max_work / share, "max_updates": per_scheme,
+                            "max_timing_cost": max_timing_cost / share}
     for s in schemes:
-        sim, skipped = None, None
         src = at_m(delay, s.m)
         axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T] for the bound and the sizing
+        row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
+               **_axis_note(axis)}
+        curve, skipped = None, None
         if replicas and time:
             try:
-                sim = simulate_error(s, src, problem, time, points, replicas, keyed(seed, "sgd", s.label),
-                                     max_work=max_work / max(len(schemes), 1), max_updates=per_scheme,
-                                     max_timing_cost=max_timing_cost / max(len(schemes), 1), runtime=axis)
+                if isinstance(problem, RealProblem):
+                    fit = _replicas_within(s, src, problem, time, replicas, caps["max_work"], seed, axis)
+                    curve = problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, fit,
+                                                keyed(seed, "sgd", s.label), None, gamma, p0, runtime=axis,
+                                                eps=eps, target_accuracy=target_accuracy, **caps)
+                else:
+                    curve = error_curve(s, src, problem, time, points, replicas, seed, None, gamma, p0,
+                                        sim_seed=keyed(seed, "sgd", s.label), runtime=axis, bound=False,
+                                        model_paths=None, eps=eps, **caps)
             except ParameterError as exc:  # too long a run for this request: the bound alone is shown
-                sim, skipped = None, exc
-        p = p0 if p0 is not None else (sim.fresh_fraction if sim is not None else None)
-        b = bound_time_to_target(s, src, problem, eps, gamma, p, runtime=axis, seed=seed)
-        row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
-               **target_columns(b), **_axis_note(axis)}
+                skipped = exc
+        if curve is not None:
+            row.update(**target_columns(curve.bound_target, curve.simulated_target),
+                       **accuracy_columns(curve.accuracy_target), staleness_mean=curve.simulated.staleness_mean)
+        else:
+            proxy = bound_problem(problem.problem, problem.eta, problem.b) if isinstance(problem, RealProblem) \
+                else problem
+            row.update(target_columns(
+                bound_time_to_target(s, src, proxy, eps, gamma, p0, runtime=axis, seed=seed) if proxy is not None
+                else TargetTime(None, "bound unavailable: the problem has no constants for it")))
         if skipped is not None:  # why, in English and as its reason code and fields (translated by the UI)
             row.update(simulated_skipped=str(skipped), simulated_skipped_reason=skipped.as_dict())
-        if sim is not None:
-            row.update(target_columns(simulated=simulated_time_to_target(sim, eps)), staleness_mean=sim.staleness_mean)
         out.append(row)
     return out
 

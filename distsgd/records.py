@@ -57,7 +57,7 @@ from .reasons import Phrase
 from .schemes import Scheme
 
 __all__ = ["RuntimePoint", "runtime_point", "ErrorCurve", "error_curve", "problem_error_curve", "bound_problem",
-           "share_budget", "target_columns",
+           "share_budget", "target_columns", "accuracy_columns",
            "note_parts", "finite", "MIN_ITERATIONS", "NOTE_JSON_MAX_CHARS"]
 
 #: the longest ``mc_note_parts`` cell of a results file that is read as sentences (the library writes
@@ -211,6 +211,15 @@ def target_columns(bound: TargetTime | None = None, simulated: TargetTime | None
     return out
 
 
+def accuracy_columns(t: TargetTime | None) -> dict[str, Any]:
+    """The time to a target test accuracy as columns (``time_to_accuracy`` and its band
+    ``_low``/``_high``: the simulated mean's first grid time at or above the target, inf if
+    never); none without a target."""
+    if t is None:
+        return {}
+    return {"time_to_accuracy": t.value, "time_to_accuracy_low": t.low, "time_to_accuracy_high": t.high}
+
+
 @dataclass(frozen=True)
 class ErrorCurve:
     """Error against wall-clock time of ``scheme`` (DESIGN §3): the simulated SGD (mean and 95 %
@@ -316,11 +325,17 @@ class ErrorCurve:
 
     def as_columns(self) -> dict[str, Any]:
         """The sweep's columns: the times to ε (:func:`target_columns`), the final error, the
-        SGD's measured staleness, γ and p₀."""
+        SGD's measured staleness, γ and p₀; on a real problem also the linearised floor, the
+        final mean of each metric (``final_test_accuracy``, …) and the time to the target test
+        accuracy (:func:`accuracy_columns`)."""
         sim = self.simulated
-        return {**target_columns(self.bound_target, self.simulated_target), "final_error": float(sim.mean[-1]),
-                "sgd_staleness_mean": sim.staleness_mean, "sgd_fresh_fraction": sim.fresh_fraction,
-                "gamma": self.gamma, "p0": self.p0}
+        out = {**target_columns(self.bound_target, self.simulated_target), "final_error": float(sim.mean[-1]),
+               "sgd_staleness_mean": sim.staleness_mean, "sgd_fresh_fraction": sim.fresh_fraction,
+               "gamma": self.gamma, "p0": self.p0}
+        if self.floor is not None:
+            out["linearised_floor"] = self.floor.value
+        out.update({f"final_{name}": float(band[0][-1]) for name, band in sim.metrics.items()})
+        return {**out, **accuracy_columns(self.accuracy_target)}
 
 
 def _floats(a: Any) -> list[float | None] | None:

@@ -3,6 +3,7 @@
 import streamlit as st
 
 from distsgd import curves
+from distsgd.error.general import RealProblem
 from distsgd.ui import cached, claims, page, sidebar, state, views
 from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
@@ -30,8 +31,10 @@ def body(sel: sidebar.Selection) -> None:
     eps = sidebar.number("eps", c3, slider=False)
     horizon = sidebar.number("horizon", c4, slider=False)
     with st.expander(tr("Problem, and the constants this sweep uses"), expanded=False):
-        problem = sidebar.problem_controls()
+        problem = sidebar.problem_controls(real=True)
+        real = isinstance(problem, RealProblem)
         c5, c6 = st.columns(2)
+        accuracy = float(sidebar.number("acc_target", c5, slider=False)) if real else None
         gamma = sidebar.number("gamma", c5, help=tr("staleness factor of the bound for the asynchronous schemes "
                                                     "(the swept scheme if it is one, and the async reference)"))
         D = sidebar.number("D", c6) if name == "local-sgd" else caps.LOCAL_SGD_FREE_D
@@ -51,15 +54,20 @@ def body(sel: sidebar.Selection) -> None:
         refs = tuple(curves.build(n, sel.m, sel.K, sel.H) for n in ("sync", "async"))
         view = cached.target_view(tuple(schemes), refs, sel.workers, problem, eps, horizon,
                                   caps.replicas_at(sel.budget, caps.TARGET_REPLICAS), sel.seed, float(gamma), axis,
-                                  sel.budget)
+                                  sel.budget, accuracy)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
         if any("time_to_target" not in r for r in rows):
             st.caption(tr("Some points were not simulated (too many updates for one request at this T and m): "
                           "their time to ε comes from the bound only, where there is one."))
         page.chart(view["figure"], rows + ref, f"time-to-target-vs-{axis}",
                    claims.best_choice(rows, axis, best_b, best_s, eps))
-        page.table(views.target_table(rows, ref, (best_b, best_s)),
+        page.table(views.target_table(rows, ref, (best_b, best_s), accuracy),
                    **{tr("note"): st.column_config.TextColumn(width="large")})
+        if real:
+            st.subheader(tr("The problem's constants"))
+            page.table(views.problem_table(cached.problem_facts(problem), []))
+            st.caption(tr("The bound's times to ε use L, μ, the bound on σ² and F₀ of this table; the simulated "
+                          "times are those of SGD itself on these data."))
 
 
 page.fragment(body, sel)

@@ -344,3 +344,35 @@ def test_the_error_page_runs_a_bundled_data_set(lang):
     assert len(table) == 6 + 2  # the six constants, a floor per scheme
     assert table.iloc[0, 2] == ("exact" if lang == "en" else "精确")  # f*: certified
     assert dict(at.query_params)["problem"] == "logreg:breast_cancer"
+
+
+def test_the_trade_offs_page_on_a_data_set_gives_the_time_to_a_test_accuracy():
+    """Trade-offs on breast cancer from a link: the K sweep's table has the simulated time to the
+    target test accuracy beside the times to ε, and the constants the bound used follow it."""
+    at = open_app("pages/tradeoffs.py", {"problem": "logreg:breast_cancer", "acc_target": "0.9", "m": "8"})
+    assert_clean(at)
+    tables = [d.value for d in at.dataframe]
+    times = tables[0]
+    column = "time to test accuracy 0.9 (simulated)"
+    assert column in times.columns and times[column].notna().any()
+    assert list(tables[-1].iloc[:, 0]) == ["f*", "L", "μ", "σ²* (at the optimum)", "σ² bound (everywhere)",
+                                           "F₀ = f(w₀) − f*"]
+    assert {w.key for w in at.number_input} >= {"l2", "acc_target"}
+    assert dict(at.query_params)["acc_target"] == "0.9"
+
+
+def test_a_data_file_problem_asks_for_its_file_then_uses_it():
+    """problem=logreg:upload (a link cannot name a file): breast cancer meanwhile, with a notice
+    saying so; once a file is read (what the uploader's callback stores), the constants are the
+    file's."""
+    from distsgd.problems.data import DataSet
+    from distsgd.ui.sidebar import PROBLEM_DATA
+    at = open_app("pages/error.py", {"problem": "logreg:upload", "schemes": ["sync"]})
+    assert_clean(at)
+    assert any("Upload a data file" in shown(w) and "breast cancer" in shown(w) for w in at.warning)
+    rows = "\n".join(f"{i % 5},{(i * 7) % 3},{int(i % 5 > 1)}" for i in range(80))
+    at.session_state[PROBLEM_DATA] = ("id", DataSet.read(rows.encode(), name="mine.csv"), "")
+    at.run()
+    assert_clean(at)
+    assert not any("Upload a data file" in shown(w) for w in at.warning)
+    assert any("20 held-out rows" in c.value for c in at.caption)  # 25 % of the file's 80 rows

@@ -383,3 +383,58 @@ def test_sgd_on_a_problem_runs_on_a_cluster_as_the_model_problems_engine_does() 
         ours = simulate_problem(scheme, cluster, _NoiselessQuadratic(q), q.eta, 1, 6.0, 7, 4, 21, keep_errors=True)
         theirs = simulate_error(scheme, cluster, q, 6.0, 7, 4, 21, keep_errors=True)
         np.testing.assert_allclose(ours.errors, theirs.errors, rtol=1e-9, atol=1e-15)
+
+
+# -- an uploaded file and the trade-offs on a real problem -----------------------------------------
+
+def test_an_uploaded_file_is_one_data_set_by_its_bytes() -> None:
+    """DataSet.read (the dashboard's upload): equal and hashed by the file's bytes and label
+    column, so caches key on a digest; its problem is the file's; one class is refused at read."""
+    from distsgd.error.general import RealProblem
+    from distsgd.problems.data import DataSet
+    X, y = _data(60, 3, 2, seed=4)
+    text = "\n".join(",".join(f"{v:.6g}" for v in row) + f",{label}" for row, label in zip(X, y, strict=True))
+    a, b = DataSet.read(text.encode(), name="a.csv"), DataSet.read(text.encode(), name="b.csv")
+    assert a == b and hash(a) == hash(b) and a != DataSet.read((text + "\n").replace(",3\n", ",4\n", 1).encode(),
+                                                                name="a.csv")
+    spec = RealProblem(a.name, 0.05, 0.1, 2, data=a)
+    pb = spec.problem
+    assert (pb.n, pb.p1, pb.classes) == (45, 4, 2)  # 25 % held out, stratified; the intercept appended
+    assert spec.problem is RealProblem("other name", 0.05, 0.1, 2, data=b).problem  # built once
+    with pytest.raises(ParameterError, match="two classes"):
+        DataSet.read(b"a,y\n1,0\n2,0\n3,0\n4,0\n", name="one.csv")
+    with pytest.raises(ParameterError) as e:
+        RealProblem("mine", 0.05, 0.1, 2)  # a name that is no bundled set, and no data
+    assert e.value.parameter == "problem"
+
+
+def test_trade_offs_on_a_real_problem_agree_with_the_error_chart_and_the_bound() -> None:
+    """curves.target_rows (the Trade-offs page) on breast cancer: the simulated times to ε and to
+    a test accuracy are the first grid times at which the Error page's chart (curves.error_rows,
+    the same seed) reaches them, and sync's bound time is the test's own t* = E[T]·J with
+    J = log((ε − F)/(F₀ − F)) / log(1 − ημ), F = ηLσ²/(2μbK), from the problem's constants."""
+    from distsgd import curves
+    from distsgd.error.general import RealProblem
+    spec = RealProblem("breast_cancer", 0.01, 0.2, 4)
+    delay = parse_delay("exp(rate=1)")
+    schemes = (curves.build("sync", 4), curves.build("async", 4))
+    eps, acc, T, points, R = 0.06, 0.92, 40.0, 41, 20
+    rows = curves.target_rows(schemes, delay, spec, eps, T, points, R, 3, target_accuracy=acc)
+    chart, _ = curves.error_rows(schemes, delay, spec, T, points, R, 3, gamma=0.5)
+    for s, row in zip(schemes, rows, strict=True):
+        mine = [r for r in chart if r["scheme"] == s.label]
+        first_err = next((r["time"] for r in mine if r["simulated_mean"] <= eps), math.inf)
+        first_acc = next((r["time"] for r in mine if r["test_accuracy_mean"] >= acc), math.inf)
+        assert row["time_to_target"] == first_err and row["time_to_accuracy"] == first_acc
+        assert row["time_to_target_low"] <= row["time_to_target"] <= row["time_to_target_high"]
+    assert all(math.isfinite(r["time_to_accuracy"]) and math.isfinite(r["time_to_target"]) for r in rows)
+    # the bound alone (no replicas: nothing simulated), where it is between 0 and ∞
+    slow = RealProblem("breast_cancer", 0.01, 0.01, 64)
+    c = slow.problem.constants
+    L, mu, s2, F0 = c.L.value, c.mu.value, c.sigma2_bound.value, c.F0.value
+    F = slow.eta * L * s2 / (2 * mu * slow.b * 4)
+    eps = (F + F0) / 2
+    J = math.log((eps - F) / (F0 - F)) / math.log(1 - slow.eta * mu)
+    (row,) = curves.target_rows(schemes[:1], delay, slow, eps)
+    assert "time_to_target" not in row and 0 < J < math.inf
+    assert row["bound_time_to_target"] == pytest.approx(sum(1 / i for i in range(1, 5)) * J, rel=1e-9)  # E[T] = H_4

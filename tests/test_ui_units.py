@@ -10,6 +10,7 @@ import pytest
 from distsgd import make_cluster, make_scheme, parse_delay
 from distsgd.clusters import Stragglers
 from distsgd.delays import Delay, Empirical
+from distsgd.error.general import RealProblem
 from distsgd.montecarlo import simulate_timeline
 from distsgd.plots import timeline_figure
 from distsgd.timeline_export import TIMELINE_MAX_BARS
@@ -87,7 +88,7 @@ def test_url_parse_dedups_and_names_repeats():
 
 
 def test_every_delay_family_is_hashed_by_its_key_not_its_values():
-    families = {cls for cls in cached._HASH if cls not in (Stragglers, Trace)}
+    families = {cls for cls in cached._HASH if cls not in (Stragglers, Trace, RealProblem)}
     assert Empirical in families and all(issubclass(c, Delay) for c in families)
     for cls in Delay.__subclasses__():  # the library's (a test's toy family is hashed by its fields)
         assert cls in families or not cls.__module__.startswith("distsgd.")
@@ -97,6 +98,19 @@ def test_every_delay_family_is_hashed_by_its_key_not_its_values():
     key = cached._HASH[Empirical]
     assert key(a) == key(b) != key(c) and len(key(a)) < 200
     assert key(parse_delay("exp(rate=2)")) != key(parse_delay("exp(rate=3)"))
+
+
+def test_a_real_problem_is_hashed_by_its_data_digest_not_its_arrays() -> None:
+    """An uploaded data set rides in a RealProblem (the Error and Trade-offs pages' problem):
+    Streamlit would hash a dataclass field by field, its arrays included; the key holds the
+    file's digest, and differs with any hyper-parameter."""
+    from distsgd.problems.data import DataSet
+    rows = "\n".join(f"{i % 5},{(i * 7) % 3},{int(i % 5 > 1)}" for i in range(4000)).encode()
+    a, b = DataSet.read(rows, name="a.csv"), DataSet.read(rows, name="b.csv")
+    key = cached._HASH[RealProblem]
+    pa, pb = RealProblem("a.csv", 0.01, 0.1, 4, data=a), RealProblem("a.csv", 0.01, 0.1, 4, data=b)
+    assert key(pa) == key(pb) and len(repr(key(pa))) < 200
+    assert key(pa) != key(RealProblem("a.csv", 0.02, 0.1, 4, data=a)) != key(RealProblem("breast_cancer", 0.02, 0.1, 4))
 
 
 def test_stragglers_are_hashed_by_their_key() -> None:

@@ -32,7 +32,7 @@ from ..montecarlo import UpdateTrace
 from ..params import ParameterError
 from ..problems import LogisticRegression, bundled
 from ..problems.base import LAM, GradientProblem, checked_output
-from ..problems.data import check_set
+from ..problems.data import DataSet, check_set, prepared
 from ..random import Seed, generator
 from ..schemes import Scheme
 from .problem import BATCH, ETA, MAX_UPDATES, LearningRate
@@ -51,8 +51,9 @@ GAMMA_REPLICAS = 4
 
 @dataclass(frozen=True)
 class RealProblem:
-    """A bundled set with its λ and split, and the SGD's η and b: what the dashboard asks for, small
-    and hashable (the problem itself is :attr:`problem`, built once per process)."""
+    """A bundled set (or a user's :class:`~distsgd.problems.data.DataSet`) with its λ and split,
+    and the SGD's η and b: what the dashboard asks for, hashable by value (the problem itself is
+    :attr:`problem`, built once per process)."""
 
     name: str
     lam: float
@@ -60,15 +61,20 @@ class RealProblem:
     b: int
     test_fraction: float = 0.25
     split_seed: int = 0
+    #: a user's data file (then ``name`` is only what is shown); None: the bundled set ``name``
+    data: DataSet | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "lam", LAM.check(self.lam, "lam"))
         object.__setattr__(self, "eta", ETA.check(self.eta, "eta"))
         object.__setattr__(self, "b", BATCH.check(self.b, "b"))
-        check_set(self.name)
+        if self.data is None:
+            check_set(self.name)
 
     @property
     def problem(self) -> LogisticRegression:
+        if self.data is not None:
+            return prepared(self.data, self.lam, self.test_fraction, self.split_seed)
         return bundled(self.name, self.lam, self.test_fraction, self.split_seed)
 
     def facts(self) -> dict[str, Any]:

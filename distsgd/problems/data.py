@@ -12,9 +12,11 @@ column or line.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
@@ -26,7 +28,8 @@ from ..params import ParameterError
 from .base import LAM, SPLIT_SEED, TEST_FRACTION
 from .logistic import LogisticRegression
 
-__all__ = ["BUILTIN_SETS", "builtin_data", "read_data_file", "prepare", "logreg", "bundled", "check_set"]
+__all__ = ["BUILTIN_SETS", "builtin_data", "read_data_file", "prepare", "logreg", "bundled", "check_set", "DataSet",
+           "prepared"]
 
 #: scikit-learn's bundled sets (loaded from the installed package, never downloaded)
 BUILTIN_SETS = {"breast_cancer": "load_breast_cancer", "digits": "load_digits"}
@@ -159,6 +162,19 @@ def read_data_file(source: tables.Source, *, label: str | None = None, name: str
     return X, y, shown
 
 
+def check_labels(y: np.ndarray, test_fraction: float) -> None:
+    """At least two classes, and a stratified split of ``test_fraction`` that leaves every class
+    in both parts; else a ParameterError (``problem``: one class; ``test_fraction``: too few rows)."""
+    labels, counts = np.unique(y, return_counts=True)
+    if labels.size < 2:
+        raise ParameterError("problem", "problem_one_class", label=str(labels[0]) if labels.size else "")
+    if test_fraction > 0:
+        n_test = int(np.ceil(test_fraction * len(y)))
+        if counts.min() < 2 or n_test < labels.size or len(y) - n_test < labels.size:
+            raise ParameterError("test_fraction", "problem_split_too_small", rows=len(y), classes=labels.size,
+                                 smallest=int(counts.min()), fraction=test_fraction)
+
+
 def prepare(X: Any, y: np.ndarray, *, lam: float, test_fraction: float = 0.25, split_seed: int = 0,
             name: str = "logistic") -> LogisticRegression:
     """The stratified split (``test_fraction`` of the rows held out, fixed by ``split_seed``; 0
@@ -169,14 +185,8 @@ def prepare(X: Any, y: np.ndarray, *, lam: float, test_fraction: float = 0.25, s
     lam = LAM.check(lam, "lam")
     test_fraction = TEST_FRACTION.check(test_fraction, "test_fraction")
     split_seed = SPLIT_SEED.check(split_seed, "split_seed")
-    labels, counts = np.unique(y, return_counts=True)
-    if labels.size < 2:
-        raise ParameterError("problem", "problem_one_class", label=str(labels[0]) if labels.size else "")
+    check_labels(y, test_fraction)
     if test_fraction > 0:
-        n_test = int(np.ceil(test_fraction * len(y)))
-        if counts.min() < 2 or n_test < labels.size or len(y) - n_test < labels.size:
-            raise ParameterError("test_fraction", "problem_split_too_small", rows=len(y), classes=labels.size,
-                                 smallest=int(counts.min()), fraction=test_fraction)
         X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=test_fraction, stratify=y, random_state=split_seed)
     else:
         X_tr, X_te, y_tr, y_te = X, None, y, None
@@ -228,3 +238,41 @@ def bundled(name: str, lam: float, test_fraction: float = 0.25, split_seed: int 
     check_set(name)
     return logreg(name, lam=lam, test_fraction=test_fraction, split_seed=split_seed)
 
+
+
+@dataclass(frozen=True, eq=False)
+class DataSet:
+    """A user's data file read once (:func:`read_data_file`, within its caps): the features, the
+    labels, the name shown, and the SHA-256 of the bytes and the label column, which is its
+    identity — equality, hash and every cache key — so a dashboard can pass it around by value
+    without hashing the arrays on each rerun."""
+
+    name: str
+    digest: str
+    X: Any
+    y: np.ndarray
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DataSet) and other.digest == self.digest
+
+    def __hash__(self) -> int:
+        return hash(self.digest)
+
+    @classmethod
+    def read(cls, data: bytes, *, name: str, label: str | None = None,
+             test_fraction: float = 0.25) -> DataSet:
+        """Read ``data`` (a file's bytes, ``name`` shown in messages); its labels checked for
+        two classes and a stratified split of ``test_fraction`` (:func:`check_labels`)."""
+        X, y, shown = read_data_file(bytes(data), label=label, name=name)
+        check_labels(y, TEST_FRACTION.check(test_fraction, "test_fraction"))
+        key = hashlib.sha256(bytes(data))
+        key.update(b"\0label=" + (label or "").encode())
+        return cls(shown, key.hexdigest(), X, y)
+
+
+@lru_cache(maxsize=4)
+def prepared(data: DataSet, lam: float, test_fraction: float = 0.25, split_seed: int = 0) -> LogisticRegression:
+    """``logreg:FILE`` of a read :class:`DataSet`, built once per process for each (set, λ,
+    split), as :func:`bundled` does for the bundled sets."""
+    return prepare(data.X, data.y, lam=lam, test_fraction=test_fraction, split_seed=split_seed,
+                   name=f"logreg:{data.name}")

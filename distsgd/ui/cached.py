@@ -86,6 +86,9 @@ def _subclasses(cls: type) -> list[type]:
 #: their key (a trace's by its digest), and a loaded trace by its digest
 _HASH: dict[Any, Any] = {cls: (lambda d: d.key) for cls in [*_subclasses(Delay), Stragglers]}
 _HASH[Trace] = lambda t: t.digest
+# a user's data set by its digest: Streamlit would hash a dataclass field by field, arrays included
+_HASH[RealProblem] = lambda p: (p.name, p.lam, p.eta, p.b, p.test_fraction, p.split_seed,
+                                None if p.data is None else p.data.digest)
 #: what the workers draw from (the runtime, error and timeline charts): a law or a Stragglers recipe
 Workers = Delay | Stragglers
 _CACHE: dict[str, Any] = {"max_entries": CACHE_MAX_ENTRIES, "ttl": CACHE_TTL_S, "show_spinner": False,
@@ -150,12 +153,13 @@ def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
 
 
 @st.cache_data(**_CACHE)
-def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, eps: float,
+def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem | RealProblem, eps: float,
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
-                x_name: str, budget: float = AXIS_MC_COST) -> list[dict[str, Any]]:
+                x_name: str, budget: float = AXIS_MC_COST, *, target_accuracy: float | None = None
+                ) -> list[dict[str, Any]]:
     """The trade-offs chart's rows (``budget`` as :func:`error_rows`')."""
     return workers.call(curves.target_rows, schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma,
-                        p0, x_name, **_SGD_CAPS, axis_cost=budget)
+                        p0, x_name, **_SGD_CAPS, axis_cost=budget, target_accuracy=target_accuracy)
 
 
 @st.cache_data(**_CACHE)
@@ -332,14 +336,16 @@ def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float
 
 
 @st.cache_resource(**_VIEW)
-def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Workers, problem: Problem, eps: float,
-                time: float, replicas: int, seed: int, gamma: float, x_name: str,
-                budget: float = AXIS_MC_COST) -> dict[str, Any]:
+def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Workers, problem: Problem | RealProblem,
+                eps: float, time: float, replicas: int, seed: int, gamma: float, x_name: str,
+                budget: float = AXIS_MC_COST, target_accuracy: float | None = None) -> dict[str, Any]:
     """The trade-offs chart: time to ε of each swept scheme and of the references (sync and
     async at the sidebar's settings), the best points by the bound and by simulation
-    (``budget`` as :func:`error_rows`')."""
-    rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name, budget)
-    ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K", budget)
+    (``budget`` as :func:`error_rows`'); on a real problem also the time to ``target_accuracy``."""
+    rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name, budget,
+                       target_accuracy=target_accuracy)
+    ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K", budget,
+                      target_accuracy=target_accuracy)
     best = (curves.best_index(rows, "bound_time_to_target"), curves.best_index(rows, "time_to_target"))
     return {"rows": rows, "ref": ref, "best": best,
             "figure": plots.target_figure(rows, x_name, best[0], best[1], eps, ref)}

@@ -26,7 +26,7 @@ from ..clusters import TRACE_MODES as _TRACE_MODES
 from ..delays import SHIFT, Delay, Empirical
 from ..examples import EXAMPLES
 from ..params import Domain, ParameterError, shortest
-from ..problems import BUILTIN_SETS, LAM
+from ..problems import BUILTIN_SETS, LAM, TARGET_ACCURACY
 from ..random import SEED
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEMES, M
 from ..traces import THRESHOLD
@@ -35,11 +35,15 @@ from .i18n import LANGUAGES, N_, phrase, tr
 from .plain_text import quote
 from .rerun_caps import RANGES, UI_BUDGETS, UI_DEFAULT_BUDGET
 
-#: the problem choices of the Error page (DESIGN §9): the quadratic and the bundled data sets
-REAL_PROBLEMS = ("quadratic", *(f"logreg:{name}" for name in BUILTIN_SETS))
+#: the problem choice of a user's data file: read from an upload (a URL never names a file)
+UPLOAD_PROBLEM = "logreg:upload"
+#: the problem choices of the Error and Trade-offs pages (DESIGN §9): the quadratic, the bundled
+#: data sets and an uploaded file
+REAL_PROBLEMS = ("quadratic", *(f"logreg:{name}" for name in BUILTIN_SETS), UPLOAD_PROBLEM)
 
 __all__ = ["Control", "CONTROLS", "Family", "FAMILIES", "FAMILY_PARAMS", "FAMILY_LABELS", "KIND_PARAMS", "refresh",
-           "registry_messages", "CHOICE_LABELS", "SHIFT_KEY", "TRACE_OPTION", "describe", "explain", "label_of",
+           "registry_messages", "CHOICE_LABELS", "SHIFT_KEY", "TRACE_OPTION", "UPLOAD_PROBLEM", "REAL_PROBLEMS",
+           "describe", "explain", "label_of",
            "url_text"]
 
 
@@ -293,9 +297,10 @@ def _controls(families: dict[str, Family], family_controls: list[Control]) -> di
         # error page
         Control("problem", N_("problem"), "quadratic", options=REAL_PROBLEMS,
                 help=N_("the quadratic model problem (exact curve, the paper's bound), or logistic regression "
-                        "on a data set bundled with scikit-learn (test accuracy; the bound with the data's "
-                        "constants)")),
+                        "on a data set bundled with scikit-learn or on your own file (test accuracy; the bound "
+                        "with the data's constants)")),
         _num("l2", N_("L2 regularisation λ"), 0.01, _narrow(LAM, *RANGES["l2"]), 0.001),
+        _num("acc_target", N_("target test accuracy"), 0.95, _narrow(TARGET_ACCURACY, *RANGES["acc_target"]), 0.005),
         _num("eta", N_("learning rate η"), 0.05, _narrow(sgd.ETA, *RANGES["eta"]), 0.005),
         _num("L", N_("smoothness L"), 2.0, _narrow(sgd.L_SMOOTH, *RANGES["L"]), 0.1),
         _num("mu", N_("strong convexity μ"), 0.5, _narrow(sgd.MU, *RANGES["mu"]), 0.05),
@@ -408,7 +413,8 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
     "p0_mode": {"measured": N_("measured"), "input": N_("input")},
     "lr_rule": {"constant": N_("constant"), "adaptive": N_("adaptive"), "staleness": N_("staleness")},
     "problem": {"quadratic": N_("quadratic model problem"), "logreg:breast_cancer": N_("logistic regression: "
-                "breast cancer (569 × 30)"), "logreg:digits": N_("logistic regression: digits (1 797 × 64)")},
+                "breast cancer (569 × 30)"), "logreg:digits": N_("logistic regression: digits (1 797 × 64)"),
+                UPLOAD_PROBLEM: N_("logistic regression: your data file")},
     "comm_source": {"slider": N_("slider"), "network model": N_("network model")},
     "topology": {"parameter-server": N_("parameter-server"), "ring-allreduce": N_("ring-allreduce")},
 }

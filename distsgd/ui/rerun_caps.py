@@ -230,6 +230,9 @@ RANGES: dict[str, tuple[float, float]] = {
     # a real problem's L2 regularisation λ (problems.LAM; key l2: "lam" is the delay's rate): below
     # 1e-4 the bound's L/μ passes 10⁴ (a curve nobody can read) and Newton's f* needs more steps
     "l2": (1e-4, 1.0),
+    # the test accuracy to reach (problems.TARGET_ACCURACY, (0, 1]): below one half a binary
+    # classifier's start already has it
+    "acc_target": (0.5, 1.0),
     "replicas": (UI_REPLICAS_MIN, UI_REPLICAS_MAX),
     # communication (comm.COMM_DELAY, PARAMS_D in parameters, BANDWIDTH in bytes/s, LATENCY in s;
     # the UI's units are 10⁶ parameters, Gbit/s and ms)

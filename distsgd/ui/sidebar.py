@@ -17,6 +17,7 @@ from streamlit.runtime.pages_manager import PagesManager
 from ..clusters import Stragglers
 from ..delays import Delay, Empirical, Exponential
 from ..params import ParameterError
+from ..problems.data import DataSet
 from ..traces import Trace, load_trace
 from . import controls, plain_text, presets, state
 from .i18n import LANGUAGES, N_, tr
@@ -229,11 +230,12 @@ def problem_controls(real: bool = False) -> Any:
     if real:
         choice("problem")
         if state.value("problem") != "quadratic":
+            data = _problem_data() if state.value("problem") == controls.UPLOAD_PROBLEM else None
             c1, c2, c3 = st.columns(3)
             number("l2", c1, slider=False)
             number("eta", c2, slider=False)
             number("b", c3, slider=False)
-            return state.problem(real=True)
+            return state.problem(real=True, data=data)
     c1, c2, c3, c4 = st.columns(4)
     number("eta", c1, slider=False)
     L = number("L", c1, slider=False)
@@ -245,6 +247,31 @@ def problem_controls(real: bool = False) -> Any:
     number("f0", c3, slider=False)
     number("dim", c4, slider=False)
     return state.problem()
+
+
+PROBLEM_DATA = "_problem_data"  # session key of the read data file: (file id, DataSet or None, message)
+
+
+def _problem_file_uploaded() -> None:
+    """on_change of the data file's uploader: read once, within the upload and the file caps."""
+    _uploaded("problem_file", PROBLEM_DATA, lambda up: DataSet.read(up.getvalue(), name=up.name), N_("data file: "))
+
+
+def _problem_data() -> DataSet | None:
+    """The problem control's uploader and the data set read from it; None (with a notice saying
+    which bundled set is shown instead) until a file is read."""
+    st.file_uploader(tr("your data: CSV or TSV with one example per row and the class label in the last column, "
+                        "or a LIBSVM file"), type=["csv", "tsv", "txt", "svm", "libsvm", "svmlight"],
+                     key="problem_file", on_change=_problem_file_uploaded)
+    got = st.session_state.get(PROBLEM_DATA)
+    stand_in = tr(controls.CHOICE_LABELS["problem"][f"logreg:{state.UPLOAD_STAND_IN}"])
+    if got is None:
+        state.notify(tr("Upload a data file to use it; showing {problem} meanwhile.", problem=stand_in))
+        return None
+    if got[1] is None:
+        state.notify(tr("{error}; showing {problem}.", error=got[2], problem=stand_in))
+        return None
+    return got[1]
 
 
 def _joint_bounds(key: str) -> tuple[float, float] | None:

@@ -22,7 +22,8 @@ import streamlit as st
 
 from .. import error as sgd
 from ..error.general import RealProblem
-from .controls import CONTROLS, refresh, url_text
+from ..problems.data import DataSet
+from .controls import CONTROLS, UPLOAD_PROBLEM, refresh, url_text
 from .i18n import from_locale, set_language, tr
 from .plain_text import quote
 
@@ -187,10 +188,19 @@ def sync_url() -> None:
 PROBLEM_KEYS = ("eta", "L", "mu", "sigma2", "b", "f0", "dim")
 
 
-def problem(real: bool = False) -> sgd.Problem | RealProblem:
+#: the bundled set shown while the problem control asks for an uploaded file and none is read
+UPLOAD_STAND_IN = "breast_cancer"
+
+
+def problem(real: bool = False, data: DataSet | None = None) -> sgd.Problem | RealProblem:
     """The SGD problem of the controls: the quadratic (μ ≤ L kept by clamping μ, with a notice),
-    or with ``real`` and a data set chosen, logistic regression on it with λ, η and b."""
+    or with ``real`` and a data set chosen, logistic regression on it with λ, η and b — on the
+    uploaded ``data`` when the choice is a file (:data:`UPLOAD_STAND_IN` until one is read)."""
     if real and (choice := value("problem")) != "quadratic":
+        if choice == UPLOAD_PROBLEM:
+            if data is not None:
+                return RealProblem(data.name, value("l2"), value("eta"), value("b"), data=data)
+            choice = f"logreg:{UPLOAD_STAND_IN}"
         return RealProblem(choice.removeprefix("logreg:"), value("l2"), value("eta"), value("b"))
     clamp("mu", CONTROLS["mu"].domain.low, value("L"))  # type: ignore[union-attr]
     return sgd.Problem(**{k: value(k) for k in PROBLEM_KEYS})
