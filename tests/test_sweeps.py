@@ -244,6 +244,59 @@ def test_an_error_row_is_the_libraries_time_to_target_at_the_points_own_seed():
     assert np.isfinite(df["time_to_target"]).all()
 
 
+def test_a_problem_row_is_the_librarys_sgd_on_that_data_set_at_the_points_own_seed():
+    """The grid takes ``problem`` and ``lam`` (DESIGN §9): a point on breast cancer is SGD on
+    the set built with its λ, as problem_error_curve gives it at the point's stream (times to ε
+    and to the test accuracy, the final accuracy); the quadratic's keys are not needed."""
+    from distsgd.problems import builtin
+    from distsgd.records import problem_error_curve
+    error = {"eta": 0.2, "b": 4, "time": 20, "replicas": 8, "eps": 0.1, "points": 21, "target_accuracy": 0.9}
+    df = distsgd.sweep({"seed": 3, "base": {"m": 4, "delay": "exp(rate=1)", "problem": "logreg:breast_cancer"},
+                        "grid": {"scheme": ["sync", "async"], "lam": [0.01, 0.1]}, "compute": {"error": error}},
+                       local_workers=0)
+    assert len(df) == 4 and set(df["lam"]) == {0.01, 0.1} and df["error"].isna().all()
+    children = np.random.SeedSequence(3).spawn(len(df))
+    for row in df.itertuples():
+        pb = builtin("logreg:breast_cancer", lam=row.lam)
+        c = problem_error_curve(distsgd.make_scheme(row.scheme, 4), distsgd.parse_delay("exp(rate=1)"), pb, 0.2, 4,
+                                20, 21, 8, children[row.point], eps=0.1, target_accuracy=0.9)
+        acc = c.accuracy_target
+        assert (row.time_to_accuracy, row.time_to_accuracy_low, row.time_to_accuracy_high) == (acc.value, acc.low,
+                                                                                                acc.high)
+        assert row.time_to_target == c.simulated_target.value and row.final_error == c.simulated.mean[-1]
+        assert row.final_test_accuracy == c.simulated.metrics["test_accuracy"][0][-1]
+    assert (df["final_test_accuracy"] > 0.9).all()
+
+
+@pytest.mark.parametrize("problem, extra, key", [
+    ("'logreg:breast_cancer'", ", L = 2", "error.L"),          # a quadratic key without a quadratic point
+    ("['quadratic', 'logreg:digits']", "", "error.L"),         # a quadratic point without its keys
+    ("'quadratic'", ", L = 2, mu = 0.5, sigma2 = 1, f0 = 1, dim = 4, target_accuracy = 0.9", "error.target_accuracy"),
+    ("'logreg:breast_cancer'\nlam = [0.01]", "", None),       # λ in [base]: one value
+    ("'logreg:nothing_here.csv'", "", "problem"),             # no such file
+    ("'logistic'", "", "problem"),
+], ids=["quadratic key", "quadratic keys missing", "accuracy on the quadratic", "lam listed in base", "no file",
+        "unknown problem"])
+def test_a_grids_problem_keys_are_checked(tmp_path, capsys, problem, extra, key):
+    where = "grid" if problem.startswith("[") else "base"
+    text = (f"seed = 1\n[compute]\nerror = {{ eta = 0.1, b = 2, time = 5, replicas = 4, eps = 0.1{extra} }}\n"
+            f"[{where}]\nscheme = {'[' if where == 'grid' else ''}'sync'{']' if where == 'grid' else ''}\n"
+            f"problem = {problem}\n")
+    if where == "grid":
+        text = text.replace("[grid]\n", "[base]\ndelay = 'exp(rate=1)'\n[grid]\n")
+    else:
+        text += "delay = 'exp(rate=1)'\n"
+    err = _refused(tmp_path, capsys, text)
+    assert err.startswith(f"distsgd: error: {key or 'lam'}:"), err
+
+
+def test_lam_is_refused_beside_the_quadratic(tmp_path, capsys):
+    text = ("seed = 1\n[compute]\nerror = { " + ERROR_TABLE + " }\n[base]\ndelay = 'exp(rate=1)'\nlam = 0.1\n"
+            "[grid]\nscheme = ['sync']\nproblem = ['quadratic', 'logreg:breast_cancer']\n")
+    err = _refused(tmp_path, capsys, text)
+    assert err.startswith("distsgd: error: lam:") and "quadratic" in err, err
+
+
 def test_cli_summary_progress_and_refusals_of_an_existing_file(tmp_path, capsys):
     grid = _write(tmp_path, RUNTIME_GRID.replace("iterations = 3000", "iterations = 500"))
     out = tmp_path / "r.parquet"

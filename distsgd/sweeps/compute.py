@@ -37,9 +37,11 @@ from .. import limits
 from ..clusters import Cluster, as_source, make_cluster
 from ..curves import mean_time
 from ..delays import Delay
+from ..error import Problem
 from ..montecarlo import iteration_cost, simulation_cost
 from ..params import ParameterError
-from ..records import error_curve, runtime_point
+from ..problems import GradientProblem
+from ..records import error_curve, problem_error_curve, runtime_point
 from ..schemes import Scheme, make_scheme
 from .grid import Context, ErrorSpec, point_seed
 
@@ -84,9 +86,25 @@ def _runtime(scheme: Scheme, src: Delay | Cluster, iterations: int, seed: Any) -
     return runtime_point(scheme, src, iterations, seed).as_columns()
 
 
-def _error(scheme: Scheme, src: Delay | Cluster, spec: ErrorSpec, seed: Any) -> dict[str, Any]:
-    return error_curve(scheme, src, spec.problem, spec.time, spec.points, spec.replicas, seed, spec.lr,
-                       spec.gamma, spec.p0, bound=False, model_paths=None, eps=spec.eps).as_columns()
+def _problem(params: dict[str, Any], spec: ErrorSpec, ctx: Context | None) -> Problem | GradientProblem:
+    """The point's problem: the quadratic of ``[compute].error``, or a logreg problem of the
+    context (``problem`` and ``lam`` of the point)."""
+    name = params.get("problem", "quadratic")
+    if name == "quadratic":
+        assert spec.problem is not None  # load_grid asks for it when a point is the quadratic
+        return spec.problem
+    assert ctx is not None
+    return ctx.problems[(name, params.get("lam"))]
+
+
+def _error(scheme: Scheme, src: Delay | Cluster, spec: ErrorSpec, seed: Any, problem: Problem | GradientProblem
+           ) -> dict[str, Any]:
+    if isinstance(problem, Problem):
+        return error_curve(scheme, src, problem, spec.time, spec.points, spec.replicas, seed, spec.lr,
+                           spec.gamma, spec.p0, bound=False, model_paths=None, eps=spec.eps).as_columns()
+    return problem_error_curve(scheme, src, problem, spec.eta, spec.b, spec.time, spec.points, spec.replicas, seed,
+                               spec.lr, spec.gamma, spec.p0, eps=spec.eps,
+                               target_accuracy=spec.target_accuracy).as_columns()
 
 
 def compute_point(index: int, params: dict[str, Any], seed: int, ctx: Context, runtime: bool,
@@ -109,7 +127,7 @@ def compute_point(index: int, params: dict[str, Any], seed: int, ctx: Context, r
             refused.append(f"[runtime] {exc}")
     if error is not None:
         try:
-            row.update(_error(scheme, src, error, stream))
+            row.update(_error(scheme, src, error, stream, _problem(params, error, ctx)))
         except ParameterError as exc:
             refused.append(f"[error curve] {exc}")
     row["error"] = "; ".join(refused) or None
@@ -123,12 +141,12 @@ def compute_task(points: list[tuple[int, dict[str, Any]]], seed: int, ctx: Conte
 
 
 def point_cost(scheme: Scheme, src: Delay | Cluster, params: dict[str, Any], runtime: bool,
-               error: ErrorSpec | None) -> float:
+               error: ErrorSpec | None, ctx: Context | None = None) -> float:
     """Expected cost of a point in the Monte Carlo cost units (≈ ns of one core): the runtime
     part by :func:`~distsgd.montecarlo.simulation_cost`, warm-up included, plus
     :data:`ANALYTIC_COST`; the error part as replicas × updates × (one update's timing cost +
-    K·d coordinates of SGD), the updates from E[X] (an estimate for packing tasks, within a
-    small factor; never used to refuse anything)."""
+    K·d coordinates of SGD; b·d per gradient on a logreg problem), the updates from E[X] (an
+    estimate for packing tasks, within a small factor; never used to refuse anything)."""
     cost = 0.0
     if runtime:
         cost += ANALYTIC_COST + simulation_cost(scheme, params["iterations"], src)
@@ -138,6 +156,8 @@ def point_cost(scheme: Scheme, src: Delay | Cluster, params: dict[str, Any], run
             per_update *= scheme.grads_per_update / scheme.m
         updates = min(error.time / per_update, limits.MAX_UPDATES) if 0 < per_update < math.inf else 0.0
         grads = 1 if scheme.averages_models else scheme.grads_per_update
-        unit = iteration_cost(scheme, src) + grads * error.problem.dim * SGD_COST
+        problem = _problem(params, error, ctx)
+        rows = 1 if isinstance(problem, Problem) else error.b  # the quadratic's gradient costs d, a batch's b·d
+        unit = iteration_cost(scheme, src) + grads * rows * problem.dim * SGD_COST
         cost += ANALYTIC_COST + error.replicas * updates * unit
     return cost

@@ -41,12 +41,13 @@ directory, as on the command line.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import itertools
 import json
 import math
 import tomllib
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -55,16 +56,17 @@ import numpy as np
 from .. import limits
 from ..clusters import PERSISTENCE, SLOW, SLOW_FRACTION, SLOWDOWN, TRACE_MODES, parse_workers
 from ..delays import Delay, parse_delay
-from ..error import GAMMA, P0, POINTS, REPLICAS, TIME, LearningRate, Problem
+from ..error import BATCH, ETA, GAMMA, P0, POINTS, REPLICAS, TIME, LearningRate, Problem
 from ..montecarlo import ITERATIONS
 from ..params import Domain, ParameterError
+from ..problems import LAM, TARGET_ACCURACY, GradientProblem, builtin
 from ..random import SEED
 from ..reasons import Phrase
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, M, scheme_class, scheme_parameters
 from ..traces import Trace, load_trace
 
 __all__ = ["PARAMETERS", "SCHEME_KEYS", "DEFAULT_ITERATIONS", "Grid", "ErrorSpec", "Context", "load_grid",
-           "point_seed", "REPLICATE", "EPS", "DEFAULT_POINTS"]
+           "point_seed", "REPLICATE", "EPS", "DEFAULT_POINTS", "ERROR_ONLY", "QUADRATIC_KEYS", "LOGREG_KEYS"]
 
 #: Monte Carlo iterations per point when the grid does not say (the CLI's ``runtime`` default)
 DEFAULT_ITERATIONS = 100_000
@@ -115,6 +117,13 @@ def _trace_mode(v: object) -> str:
     return str(v)
 
 
+def _problem(v: object) -> str:
+    """``quadratic`` or ``logreg:NAME`` (a bundled set or a file, read by :meth:`Grid.context`)."""
+    if not isinstance(v, str) or not (v == "quadratic" or (v.startswith("logreg:") and len(v) > len("logreg:"))):
+        raise ParameterError("problem", "problem_unknown", value=str(v)[:80])
+    return v
+
+
 def _domain(dom: Domain[Any], name: str) -> Callable[[object], object]:
     return lambda v: dom.check(v, name)
 
@@ -137,14 +146,22 @@ PARAMETERS: dict[str, tuple[Callable[[object], object], str]] = {
     "trace_columns": (_text("trace_columns"), "string"),
     "iterations": (_domain(ITERATIONS, "iterations"), "int64"),
     "replicate": (_domain(REPLICATE, "replicate"), "int64"),
+    # what the error part is about (DESIGN §9): ignored by the runtime part
+    "problem": (_problem, "string"),
+    "lam": (_domain(LAM, "lam"), "float64"),
 }
+#: the parameters only the error part reads (left empty on every point when it is not computed)
+ERROR_ONLY = ("problem", "lam")
+#: ``[compute].error``'s keys that are the quadratic's (DESIGN §3), and those of the logreg problems
+QUADRATIC_KEYS = ("L", "mu", "sigma2", "f0", "dim")
+LOGREG_KEYS = ("target_accuracy",)
 
 #: the keys of ``[compute].error`` → (domain, required)
 _ERROR_KEYS: dict[str, tuple[Domain[Any] | None, bool]] = {
-    "eta": (None, True), "L": (None, True), "mu": (None, True), "sigma2": (None, True), "b": (None, True),
-    "f0": (None, True), "dim": (None, True), "time": (TIME, True), "replicas": (REPLICAS, True),
+    "eta": (ETA, True), "b": (BATCH, True), "time": (TIME, True), "replicas": (REPLICAS, True),
     "eps": (EPS, True), "points": (POINTS, False), "gamma": (GAMMA, False), "p0": (P0, False),
-    "lr_rule": (None, False), "C": (None, False),
+    "lr_rule": (None, False), "C": (None, False), "target_accuracy": (TARGET_ACCURACY, False),
+    **{k: (None, False) for k in QUADRATIC_KEYS},  # required when a point is the quadratic
 }
 
 
@@ -165,10 +182,11 @@ def point_seed(seed: int, index: int) -> np.random.SeedSequence:
 
 @dataclass(frozen=True)
 class ErrorSpec:
-    """``[compute].error``: the model problem, the horizon and grid, replicas, the target ε and
-    the bound's γ and p0 (None: measured in the simulation, as the CLI does)."""
+    """``[compute].error``: the model problem (None when no point is the quadratic), the SGD's
+    η and b, the horizon and grid, replicas, the target ε (and test accuracy, for the logreg
+    problems) and the bound's γ and p0 (None: measured in the simulation, as the CLI does)."""
 
-    problem: Problem
+    problem: Problem | None
     time: float
     points: int
     replicas: int
@@ -176,6 +194,9 @@ class ErrorSpec:
     gamma: float | None
     p0: float | None
     lr: LearningRate
+    eta: float = 0.05
+    b: int = 1
+    target_accuracy: float | None = None
 
 
 @dataclass(frozen=True)
@@ -186,13 +207,20 @@ class Context:
     delays: Mapping[str, Delay]
     workers: Mapping[str, Any]
     traces: Mapping[tuple[str, str | None], Trace]
+    #: the logreg problems by (name, λ or None for its default), built once (f* solved here)
+    problems: Mapping[tuple[str, float | None], GradientProblem] = field(default_factory=dict)
+    #: the SHA-256 of each data file a problem reads
+    data_digests: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def contents(self) -> str:
-        """What the files named hold (the laws' keys, the traces' digests): part of a results
-        file's fingerprint, so a trace changed since does not resume."""
+        """What the files named hold (the laws' keys, the traces' and data files' digests): part
+        of a results file's fingerprint, so a file changed since does not resume."""
         laws = [d.key for d in self.delays.values()]
-        return json.dumps([laws, [t.digest for t in self.traces.values()]])
+        parts: list[Any] = [laws, [t.digest for t in self.traces.values()]]
+        if self.data_digests:
+            parts.append(dict(self.data_digests))
+        return json.dumps(parts)
 
 
 def _did_you_mean(key: str, known: list[str]) -> Phrase | str:
@@ -220,25 +248,31 @@ def _check(key: str, value: object, where: str) -> object:
     return PARAMETERS[key][0](value)
 
 
-def _error_spec(raw: object) -> ErrorSpec:
+def _error_spec(raw: object, problems: list[str]) -> ErrorSpec:
+    """``[compute].error`` for the grid's ``problems``: the quadratic's keys required when one
+    of them is the quadratic and refused when none is, ``target_accuracy`` only with a logreg one."""
     if not isinstance(raw, dict):
         raise ParameterError("error", "error_not_table")
     for k in raw:
         if k not in _ERROR_KEYS:
             raise ParameterError(f"error.{k}", "unknown_error_key", known=", ".join(_ERROR_KEYS),
                                  hint=_did_you_mean(k, list(_ERROR_KEYS)))
+    quadratic = "quadratic" in problems
     for k, (_, required) in _ERROR_KEYS.items():
-        if required and k not in raw:
+        if k not in raw and (required or (quadratic and k in QUADRATIC_KEYS)):
             raise ParameterError(f"error.{k}", "error_key_missing")
+        if k in raw and ((k in QUADRATIC_KEYS and not quadratic) or (k in LOGREG_KEYS and problems == ["quadratic"])):
+            raise ParameterError(f"error.{k}", "grid_key_not_for_problem", problems=", ".join(problems))
     checked = {k: (dom.check(raw[k], f"error.{k}") if dom is not None else raw[k])
                for k, (dom, _) in _ERROR_KEYS.items() if k in raw}
     try:
-        problem = Problem(**{k: checked[k] for k in ("eta", "L", "mu", "sigma2", "b", "f0", "dim")})
+        problem = Problem(**{k: checked[k] for k in ("eta", "b", *QUADRATIC_KEYS)}) if quadratic else None
         lr = LearningRate(checked.get("lr_rule", "constant"), checked.get("C", 0.01))
     except ParameterError as exc:
         raise ParameterError(f"error.{exc.parameter}", exc.reason, **exc.fields) from None
     return ErrorSpec(problem, float(checked["time"]), int(checked.get("points", DEFAULT_POINTS)),
-                     int(checked["replicas"]), float(checked["eps"]), checked.get("gamma"), checked.get("p0"), lr)
+                     int(checked["replicas"]), float(checked["eps"]), checked.get("gamma"), checked.get("p0"), lr,
+                     float(checked["eta"]), int(checked["b"]), checked.get("target_accuracy"))
 
 
 @dataclass(frozen=True)
@@ -257,6 +291,8 @@ class Grid:
     def ignored(self, scheme: str) -> set[str]:
         """The parameters that do not change this scheme's points (left empty on them)."""
         out = {k for k in SCHEME_KEYS if k not in scheme_parameters(scheme)}
+        if self.error is None:
+            out |= set(ERROR_ONLY)
         return out if self.runtime else out | {"iterations"}
 
     @property
@@ -302,7 +338,18 @@ class Grid:
         for path in values("trace"):
             for cols in values("trace_columns") or [None]:
                 traces[(path, cols)] = load_trace(path, cols)
-        return Context(delays, workers, traces)
+        problems: dict[tuple[str, float | None], GradientProblem] = {}
+        digests: dict[str, str] = {}
+        if self.error is not None:
+            for name in values("problem"):
+                if name == "quadratic":
+                    continue
+                for lam in values("lam") or [None]:
+                    problems[(name, lam)] = builtin(name, **({} if lam is None else {"lam": lam}))
+                path = name.removeprefix("logreg:")
+                if Path(path).is_file():  # read (within the caps) by builtin just now
+                    digests[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return Context(delays, workers, traces, problems, digests)
 
 
 def _read(source: Mapping[str, Any] | str | Path) -> dict[str, Any]:
@@ -339,14 +386,14 @@ def _lists(grid_raw: dict[str, Any], base_raw: dict[str, Any]) -> dict[str, list
     return lists
 
 
-def _compute(compute: dict[str, Any]) -> tuple[bool, ErrorSpec | None]:
+def _compute(compute: dict[str, Any], problems: list[str]) -> tuple[bool, ErrorSpec | None]:
     for k in compute:
         if k not in ("runtime", "error"):
             raise ParameterError(k, "unknown_compute_key", hint=_did_you_mean(k, ["runtime", "error"]))
     runtime = compute.get("runtime", False)
     if not isinstance(runtime, bool):
         raise ParameterError("runtime", "true_or_false", value=runtime)
-    error = _error_spec(compute["error"]) if "error" in compute else None
+    error = _error_spec(compute["error"], problems) if "error" in compute else None
     if not runtime and error is None:
         raise ParameterError("compute", "compute_nothing")
     return runtime, error
@@ -367,7 +414,10 @@ def load_grid(source: Mapping[str, Any] | str | Path) -> Grid:
     lists = _lists(grid_raw, base_raw)
     if "scheme" not in base and "scheme" not in lists:
         raise ParameterError("scheme", "give_scheme")
-    runtime, error = _compute(compute)
+    problems = lists.get("problem", [base.get("problem", "quadratic")])
+    if ("lam" in base or "lam" in lists) and "quadratic" in problems:
+        raise ParameterError("lam", "grid_lam_quadratic")
+    runtime, error = _compute(compute, problems)
     if runtime and "iterations" not in base and "iterations" not in lists:
         base["iterations"] = DEFAULT_ITERATIONS
     fingerprint = json.dumps({"seed": seed, "base": base, "grid": lists, "compute": {

@@ -40,12 +40,15 @@ RESULTS: dict[str, str] = {
     "time_to_target": "float64", "time_to_target_low": "float64", "time_to_target_high": "float64",
     "bound_time_to_target": "float64", "bound_note": "string", "final_error": "float64",
     "sgd_staleness_mean": "float64", "sgd_fresh_fraction": "float64", "gamma": "float64", "p0": "float64",
+    # a logreg problem's (DESIGN §9)
+    "linearised_floor": "float64", "final_test_accuracy": "float64", "final_test_loss": "float64",
+    "time_to_accuracy": "float64", "time_to_accuracy_low": "float64", "time_to_accuracy_high": "float64",
     "error": "string",
 }
 #: the schema's metadata key holding the grid's fingerprint
 FINGERPRINT_KEY = b"distsgd.sweep.grid"
-#: the version of this layout (a file of another version is not resumed)
-VERSION = 1
+#: the version of this layout (a file of another version is not resumed; 2: the problem columns)
+VERSION = 2
 SCHEMA = pa.schema([pa.field("point", pa.int64(), nullable=False)]
                    + [pa.field(k, _TYPES[t]) for k, (_, t) in PARAMETERS.items()]
                    + [pa.field(k, _TYPES[t]) for k, t in RESULTS.items()])

@@ -133,7 +133,7 @@ def _plan(grid: Grid, ctx: Context) -> tuple[list[_Point], list[tuple[int, dict[
             invalid.append((i, params))
             first = first or exc
             continue
-        valid.append(_Point(i, params, point_cost(scheme, src, params, grid.runtime, grid.error)))
+        valid.append(_Point(i, params, point_cost(scheme, src, params, grid.runtime, grid.error, ctx)))
     if not valid and first is not None:
         raise first  # nothing in the grid can run: the grid is wrong, say what
     return valid, invalid

@@ -40,9 +40,15 @@ COLUMN_LABELS = {
     "sgd_fresh_fraction": N_("fresh fraction (SGD)"), "gamma": N_("γ used"), "p0": N_("p₀ used"),
     "mc_ci_low": N_("Monte Carlo 95% CI, low"), "mc_ci_high": N_("Monte Carlo 95% CI, high"),
     "time_to_target_low": N_("time to ε, band low"), "time_to_target_high": N_("time to ε, band high"),
+    "problem": N_("problem"), "lam": N_("L2 regularisation λ"), "linearised_floor": N_("linearised floor"),
+    "final_test_accuracy": N_("test accuracy at the horizon"), "final_test_loss": N_("test loss at the horizon"),
+    "time_to_accuracy": N_("time to the test accuracy (simulated)"),
+    "time_to_accuracy_low": N_("time to the test accuracy, band low"),
+    "time_to_accuracy_high": N_("time to the test accuracy, band high"),
 }
 #: a result's 95% band, drawn as error bars
-BANDS = {"mc_mean": ("mc_ci_low", "mc_ci_high"), "time_to_target": ("time_to_target_low", "time_to_target_high")}
+BANDS = {"mc_mean": ("mc_ci_low", "mc_ci_high"), "time_to_target": ("time_to_target_low", "time_to_target_high"),
+         "time_to_accuracy": ("time_to_accuracy_low", "time_to_accuracy_high")}
 
 
 def code(name: str) -> str:
