@@ -264,7 +264,8 @@ def _problem_data() -> DataSet | None:
                         "or a LIBSVM file"), type=["csv", "tsv", "txt", "svm", "libsvm", "svmlight"],
                      key="problem_file", on_change=_problem_file_uploaded)
     got = st.session_state.get(PROBLEM_DATA)
-    stand_in = tr(controls.CHOICE_LABELS["problem"][f"logreg:{state.UPLOAD_STAND_IN}"])
+    label = controls.CHOICE_LABELS["problem"][f"logreg:{state.UPLOAD_STAND_IN}"]
+    stand_in = tr(label)
     if got is None:
         state.notify(tr("Upload a data file to use it; showing {problem} meanwhile.", problem=stand_in))
         return None
