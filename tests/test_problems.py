@@ -438,3 +438,25 @@ def test_trade_offs_on_a_real_problem_agree_with_the_error_chart_and_the_bound()
     (row,) = curves.target_rows(schemes[:1], delay, slow, eps)
     assert "time_to_target" not in row and 0 < J < math.inf
     assert row["bound_time_to_target"] == pytest.approx(sum(1 / i for i in range(1, 5)) * J, rel=1e-9)  # E[T] = H_4
+
+
+def test_the_quadratic_as_a_problem_is_the_model_problems_process() -> None:
+    """builtin("quadratic") (DESIGN §3 through the protocol) run by the general engine against the
+    model problem's own engine, other draws: the mean error on the grid within 3 combined standard
+    errors of the two (their bands; 3 > 2.87, Bonferroni's z for 12 comparisons at 5 %), for fresh
+    and stale gradients; its gradient noise has total variance σ²/b; its constants are exact."""
+    q = Problem(eta=0.1, L=2.0, mu=0.5, sigma2=8.0, b=2, f0=1.0, dim=6)
+    pb = builtin("quadratic", L=2.0, mu=0.5, sigma2=8.0, f0=1.0, dim=6)
+    assert pb.constants.f_star.value == 0 and pb.constants.sigma2.value == 8.0 and pb.constants.L.value == 2.0
+    g = pb.grad(np.zeros((20000, 6)), np.random.default_rng(2), 4)
+    assert np.sum(g.var(axis=0)) == pytest.approx(8.0 / 4, rel=4 * math.sqrt(2 / 20000))
+    delay = parse_delay("exp(rate=1)")
+
+    def se(s):
+        return (s.ci95_high - s.ci95_low) / (2 * Z95)
+
+    for scheme in (make_scheme("sync", 4), make_scheme("async", 4)):
+        ours = simulate_problem(scheme, delay, pb, q.eta, q.b, 30.0, 7, 300, 5)
+        theirs = simulate_error(scheme, delay, q, 30.0, 7, 300, 6)
+        gap = np.abs(ours.mean - theirs.mean)[1:]
+        assert np.all(gap <= 3 * np.hypot(se(ours), se(theirs))[1:]), (scheme.label, gap, se(ours)[1:])
