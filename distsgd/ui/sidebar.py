@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ..clusters import Stragglers
 from ..delays import Delay, Empirical, Exponential
@@ -255,17 +256,26 @@ PROBLEM_DATA = "_problem_data"  # session key of the read data file: (file id, D
 def _problem_file_uploaded() -> None:
     """on_change of the data file's uploader: read once, within the upload and the file caps."""
     _uploaded("problem_file", PROBLEM_DATA, lambda up: DataSet.read(up.getvalue(), name=up.name), N_("data file: "))
+    st.session_state[_PROBLEM_DATA_CHANGED] = True
+
+
+_PROBLEM_DATA_CHANGED = "_problem_data_changed"
 
 
 def _problem_data() -> DataSet | None:
     """The problem control's uploader and the data set read from it; None (with a notice saying
-    which bundled set is shown instead) until a file is read."""
+    which bundled set is shown instead) until a file is read.  A new file reruns the whole page:
+    the uploader sits in a fragment, and a run of the fragment alone would leave the page's
+    notices (at its top, outside the fragment) as the last full run left them."""
     st.file_uploader(tr("your data: CSV or TSV with one example per row and the class label in the last column, "
                         "or a LIBSVM file"), type=["csv", "tsv", "txt", "svm", "libsvm", "svmlight"],
                      key="problem_file", on_change=_problem_file_uploaded)
     got = st.session_state.get(PROBLEM_DATA)
     label = controls.CHOICE_LABELS["problem"][f"logreg:{state.UPLOAD_STAND_IN}"]
     stand_in = tr(label)
+    ctx = get_script_run_ctx()
+    if st.session_state.pop(_PROBLEM_DATA_CHANGED, False) and ctx is not None and ctx.fragment_ids_this_run:
+        st.rerun(scope="app")
     if got is None:
         state.notify(tr("Upload a data file to use it; showing {problem} meanwhile.", problem=stand_in))
         return None
