@@ -441,12 +441,12 @@ def test_trade_offs_on_a_real_problem_agree_with_the_error_chart_and_the_bound()
 
 
 def test_the_quadratic_as_a_problem_is_the_model_problems_process() -> None:
-    """builtin("quadratic") (DESIGN §3 through the protocol) run by the general engine against the
+    """Problem.gradient_problem() (DESIGN §3 through the protocol) run by the general engine against the
     model problem's own engine, other draws: the mean error on the grid within 3 combined standard
     errors of the two (their bands; 3 > 2.87, Bonferroni's z for 12 comparisons at 5 %), for fresh
     and stale gradients; its gradient noise has total variance σ²/b; its constants are exact."""
     q = Problem(eta=0.1, L=2.0, mu=0.5, sigma2=8.0, b=2, f0=1.0, dim=6)
-    pb = builtin("quadratic", L=2.0, mu=0.5, sigma2=8.0, f0=1.0, dim=6)
+    pb = q.gradient_problem()
     assert pb.constants.f_star.value == 0 and pb.constants.sigma2.value == 8.0 and pb.constants.L.value == 2.0
     g = pb.grad(np.zeros((20000, 6)), np.random.default_rng(2), 4)
     assert np.sum(g.var(axis=0)) == pytest.approx(8.0 / 4, rel=4 * math.sqrt(2 / 20000))

@@ -31,6 +31,7 @@ from .problem import (
                       TIME,
                       LearningRate,
                       Problem,
+                      QuadraticProblem,
 )
 from .simulate import ErrorSimulation, simulate_error
 from .targets import (
@@ -41,7 +42,7 @@ from .targets import (
 )
 
 __all__ = [
-    "Problem", "LearningRate", "BoundCurve", "ErrorSimulation", "TargetTime", "ModelCurve",
+    "Problem", "QuadraticProblem", "LearningRate", "BoundCurve", "ErrorSimulation", "TargetTime", "ModelCurve",
     "error_bound", "bound_vs_time", "exact_error", "exact_error_vs_time", "simulate_error",
     "time_to_target", "bound_time_to_target", "simulated_time_to_target",
     "ETA", "L_SMOOTH", "MU", "SIGMA2", "BATCH", "F0", "DIM", "GAMMA", "P0", "TIME", "POINTS",

@@ -19,9 +19,10 @@ import numpy as np
 
 from .. import limits
 from ..params import Domain, ParameterError
+from ..problems.base import Constant, Constants
 
-__all__ = ["Problem", "LearningRate", "ETA", "L_SMOOTH", "MU", "SIGMA2", "BATCH", "F0", "DIM", "GAMMA", "P0",
-           "TIME", "POINTS", "REPLICAS", "MAX_REPLICAS", "MAX_UPDATES", "MAX_WORK", "ETA_MAX", "C_ADAPT"]
+__all__ = ["Problem", "QuadraticProblem", "LearningRate", "ETA", "L_SMOOTH", "MU", "SIGMA2", "BATCH", "F0", "DIM",
+           "GAMMA", "P0", "TIME", "POINTS", "REPLICAS", "MAX_REPLICAS", "MAX_UPDATES", "MAX_WORK", "ETA_MAX", "C_ADAPT"]
 
 ETA = Domain("eta", 0.0, 100.0, low_open=True, symbol="η", doc="learning rate")
 L_SMOOTH = Domain("L", 0.0, 1e6, low_open=True, symbol="L", doc="smoothness (largest curvature)")
@@ -77,6 +78,10 @@ class Problem:
         """Per-coordinate standard deviation of one gradient's noise: √(σ²/(b d))."""
         return math.sqrt(self.sigma2 / (self.b * self.dim))
 
+    def gradient_problem(self) -> QuadraticProblem:
+        """This problem as a problem of the protocol (:class:`QuadraticProblem`)."""
+        return QuadraticProblem(self)
+
 
 @dataclass(frozen=True)
 class LearningRate:
@@ -102,3 +107,32 @@ class LearningRate:
             object.__setattr__(self, "eta_max", ETA_MAX.check(self.eta_max, "eta_max"))
 
 
+class QuadraticProblem:
+    """The model problem as a :class:`~distsgd.problems.GradientProblem` (DESIGN §9): f(w) =
+    ½ Σᵢ hᵢ wᵢ², f* = 0; a gradient of b samples is h∘w plus Gaussian noise of total variance
+    σ²/b, so σ²* = σ² and every constant is exact (L, μ, σ², F₀ and d of ``model``; η and b are
+    the run's).  Run by :func:`~distsgd.error.general.simulate_problem` it is the process of
+    :func:`~distsgd.error.simulate_error` with other draws; its exact curve stays with
+    :mod:`distsgd.error.exact`."""
+
+    name = "quadratic"
+
+    def __init__(self, model: Problem) -> None:
+        self.model = model
+        self.dim = model.dim
+        self.h = model.h
+        exact = [Constant(v, "exact") for v in (model.L if model.dim > 1 else model.mu, model.mu,
+                                                 model.sigma2, model.sigma2, model.f0)]
+        self.constants = Constants(Constant(0.0, "exact", 0.0), *exact)
+
+    def w0(self) -> np.ndarray:
+        return self.model.w0
+
+    def loss(self, W: np.ndarray) -> np.ndarray:
+        """½ Σᵢ hᵢ wᵢ² of each row of W (R, d)."""
+        return 0.5 * (W * W) @ self.h
+
+    def grad(self, W: np.ndarray, rng: np.random.Generator, b: int) -> np.ndarray:
+        """h∘w plus N(0, σ²/(b·d)) in each coordinate: an unbiased gradient with variance σ²/b."""
+        sd = math.sqrt(self.model.sigma2 / (b * self.dim))
+        return W * self.h + rng.normal(0.0, sd, W.shape) if sd > 0 else W * self.h

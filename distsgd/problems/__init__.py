@@ -5,7 +5,9 @@ with the constants the theory needs, each with its kind.
 ``logistic``  L2-regularised logistic regression (binary and multinomial, dense and sparse)
 ``data``      scikit-learn's bundled sets, the user's CSV/TSV/LIBSVM file, split and standardised
 ``functions`` a user's own problem from plain functions
-``quadratic`` the model problem of DESIGN §3 as a problem of the protocol
+
+The model problem of DESIGN §3 as a problem of the protocol is
+:class:`distsgd.error.QuadraticProblem` (``Problem(...).gradient_problem()``).
 """
 
 from ..params import ParameterError
@@ -22,23 +24,18 @@ from .base import (
 from .data import BUILTIN_SETS, bundled, logreg, prepare, read_data_file
 from .functions import FunctionProblem, from_functions
 from .logistic import LogisticRegression, logistic
-from .quadratic import QuadraticProblem
 
 __all__ = ["GradientProblem", "Constant", "Constants", "LogisticRegression", "logistic", "logreg", "prepare",
-           "FunctionProblem", "from_functions", "bundled", "QuadraticProblem",
+           "FunctionProblem", "from_functions", "bundled",
            "read_data_file", "builtin", "BUILTIN_SETS", "LAM", "TEST_FRACTION", "SPLIT_SEED", "TARGET_ACCURACY",
            "GAP_CERTIFIED"]
 
 
-def builtin(name: str, **options: object) -> LogisticRegression | QuadraticProblem:
+def builtin(name: str, **options: object) -> LogisticRegression:
     """``logreg:breast_cancer``, ``logreg:digits`` or ``logreg:FILE`` with the options of
-    :func:`~distsgd.problems.data.logreg` (``lam``, ``test_fraction``, ``split_seed``, ``label``);
-    or ``quadratic`` with the fields of :class:`distsgd.error.Problem` (``L``, ``mu``, ``sigma2``,
-    ``f0``, ``dim``; DESIGN §3) as a :class:`QuadraticProblem`."""
-    if name == "quadratic":
-        from ..error.problem import Problem  # here: distsgd.error imports this package
-
-        return QuadraticProblem(Problem(**options))  # type: ignore[arg-type]
+    :func:`~distsgd.problems.data.logreg` (``lam``, ``test_fraction``, ``split_seed``, ``label``).
+    The quadratic of DESIGN §3 is :class:`distsgd.error.Problem`, and as a problem of the
+    protocol ``Problem(...).gradient_problem()`` (a layer above this package)."""
     if not isinstance(name, str) or not name.startswith("logreg:"):
         raise ParameterError("problem", "problem_unknown", value=str(name)[:80])
     return logreg(name[len("logreg:"):], **options)  # type: ignore[arg-type]
