@@ -59,7 +59,7 @@ from ..delays import Delay, parse_delay
 from ..error import BATCH, ETA, GAMMA, P0, POINTS, REPLICAS, TIME, LearningRate, Problem
 from ..montecarlo import ITERATIONS
 from ..params import Domain, ParameterError
-from ..problems import LAM, TARGET_ACCURACY, GradientProblem, builtin
+from ..problems import BUILTIN_SETS, LAM, TARGET_ACCURACY, GradientProblem, builtin
 from ..random import SEED
 from ..reasons import Phrase
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, M, scheme_class, scheme_parameters
@@ -347,7 +347,7 @@ class Grid:
                 for lam in values("lam") or [None]:
                     problems[(name, lam)] = builtin(name, **({} if lam is None else {"lam": lam}))
                 path = name.removeprefix("logreg:")
-                if Path(path).is_file():  # read (within the caps) by builtin just now
+                if path not in BUILTIN_SETS and Path(path).is_file():  # read (within the caps) by builtin
                     digests[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
         return Context(delays, workers, traces, problems, digests)
 
