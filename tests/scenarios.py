@@ -291,8 +291,9 @@ ITERATIONS = 40_000
 #: delays drawn per row at most: the precision of a row's mean is set by the draws it averages
 #: (an iteration of k-batch-sync with K = 129 averages 129 pushes), so a row whose iteration
 #: draws many delays runs fewer iterations, down to ITERATIONS_MIN.  At ~10⁶ draws the
-#: half-widths are 0.05–1 % of the mean, as they were at 40 000 iterations of the cheapest rows
-DRAWS = 1_000_000
+#: half-widths were 0.05–1 % of the mean; at 5·10⁵ they are √2 wider (the tolerance is each
+#: row's own interval), for half the time of the m = 64 rows
+DRAWS = 500_000
 #: the fewest iterations of any row (m = 1000 with K ≥ m/2, local SGD at m ≥ 64 with H = 4):
 #: enough batches for the batch-means interval of a long run.  These rows' iterations are nearly
 #: independent (each waits for at least half of the m workers, or averages H·m steps) and each
