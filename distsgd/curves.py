@@ -37,6 +37,7 @@ from .params import ParameterError
 from .random import keyed
 from .records import (
     MIN_ITERATIONS,
+    ErrorCurve,
     accuracy_columns,
     bound_problem,
     error_curve,
@@ -203,27 +204,42 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Rea
     (:func:`~distsgd.error.timing.runtime_for_time_axis`)."""
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
-    per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
+    caps = _chart_caps(len(schemes), max_updates, max_work, max_timing_cost)
     for s in schemes:
         src = at_m(delay, s.m)
         try:
             axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T]: bound, model and sizing
-            caps: dict[str, Any] = {"max_work": max_work / max(len(schemes), 1), "max_updates": per_scheme,
-                    "max_timing_cost": max_timing_cost / max(len(schemes), 1)}
-            if isinstance(problem, RealProblem):
-                fit = _replicas_within(s, src, problem, time, replicas, caps["max_work"], seed, axis)
-                curve = problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, fit,
-                                            keyed(seed, "sgd", s.label), lr, gamma, p0, runtime=axis, **caps)
-            else:
-                curve = error_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0,
-                                    sim_seed=keyed(seed, "sgd", s.label), runtime=axis, model_paths=200,
-                                    model_seed=keyed(seed, "timing", s.label), **caps)
+            curve = _scheme_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0, axis, caps)
         except ParameterError as exc:  # this scheme only: the others are still drawn
             summary.append({"scheme": s.label, "skipped": str(exc), "skipped_reason": exc.as_dict()})
             continue
         rows += curve.as_rows()
         summary.append(curve.summary())
     return rows, summary
+
+
+def _chart_caps(schemes: int, max_updates: int, max_work: float, max_timing_cost: float) -> dict[str, Any]:
+    """One chart's SGD caps shared equally by its schemes (updates: at least 200 each)."""
+    n = max(schemes, 1)
+    return {"max_work": max_work / n, "max_updates": max(200, max_updates // n), "max_timing_cost": max_timing_cost / n}
+
+
+def _scheme_curve(s: Scheme, src: Delay | Cluster, problem: Problem | RealProblem, time: float, points: int,
+                  replicas: int, seed: int, lr: LearningRate | None, gamma: float | None, p0: float | None,
+                  axis: Estimate, caps: dict[str, Any], *, eps: float | None = None,
+                  target_accuracy: float | None = None, chart: bool = True) -> ErrorCurve:
+    """One scheme's error curve on a chart's problem (SGD stream ``keyed(seed, "sgd", label)``):
+    a real problem with the replicas that fit its share of the work cap; the quadratic with the
+    bound and the exact model curve when ``chart`` (the error chart), else the simulation alone."""
+    if isinstance(problem, RealProblem):
+        fit = _replicas_within(s, src, problem, time, replicas, caps["max_work"], seed, axis)
+        return problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, fit,
+                                   keyed(seed, "sgd", s.label), lr, gamma, p0, runtime=axis, eps=eps,
+                                   target_accuracy=target_accuracy, **caps)
+    drawn: dict[str, Any] = ({"model_paths": 200, "model_seed": keyed(seed, "timing", s.label)} if chart
+                             else {"bound": False, "model_paths": None})
+    return error_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0,
+                       sim_seed=keyed(seed, "sgd", s.label), runtime=axis, eps=eps, **drawn, **caps)
 
 
 def _replicas_within(s: Scheme, src: Delay | Cluster, problem: RealProblem, time: float, replicas: int,
@@ -252,10 +268,7 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
     problem's constants (:func:`~distsgd.records.bound_problem`) and, with ``target_accuracy``,
     the rows also have the simulated time to that test accuracy (``time_to_accuracy``)."""
     out = []
-    per_scheme = max(200, max_updates // max(len(schemes), 1))  # the cap is for the whole chart
-    share = max(len(schemes), 1)
-    caps: dict[str, Any] = {"max_work": max_work / share, "max_updates": per_scheme,
-                            "max_timing_cost": max_timing_cost / share}
+    caps = _chart_caps(len(schemes), max_updates, max_work, max_timing_cost)
     for s in schemes:
         src = at_m(delay, s.m)
         axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T] for the bound and the sizing
@@ -264,15 +277,8 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
         curve, skipped = None, None
         if replicas and time:
             try:
-                if isinstance(problem, RealProblem):
-                    fit = _replicas_within(s, src, problem, time, replicas, caps["max_work"], seed, axis)
-                    curve = problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, fit,
-                                                keyed(seed, "sgd", s.label), None, gamma, p0, runtime=axis,
-                                                eps=eps, target_accuracy=target_accuracy, **caps)
-                else:
-                    curve = error_curve(s, src, problem, time, points, replicas, seed, None, gamma, p0,
-                                        sim_seed=keyed(seed, "sgd", s.label), runtime=axis, bound=False,
-                                        model_paths=None, eps=eps, **caps)
+                curve = _scheme_curve(s, src, problem, time, points, replicas, seed, None, gamma, p0, axis, caps,
+                                      eps=eps, target_accuracy=target_accuracy, chart=False)
             except ParameterError as exc:  # too long a run for this request: the bound alone is shown
                 skipped = exc
         if curve is not None:
