@@ -15,8 +15,8 @@ import numpy as np
 
 from ..params import Domain, ParameterError
 
-__all__ = ["Constant", "Constants", "GradientProblem", "LAM", "TEST_FRACTION", "SPLIT_SEED", "TARGET_ACCURACY",
-           "GAP_CERTIFIED", "KINDS", "checked_output"]
+__all__ = ["Constant", "Constants", "GradientProblem", "LAM", "DEFAULT_LAM", "TEST_FRACTION", "SPLIT_SEED",
+           "TARGET_ACCURACY", "GAP_CERTIFIED", "KINDS", "checked_output"]
 
 #: the kinds a constant can have: known in closed form, a bound that holds, a number computed to a
 #: stated accuracy but not certified, a value the user gave, or not known (value None)
@@ -25,6 +25,8 @@ KINDS = ("exact", "bound", "estimated", "given", "unknown")
 GAP_CERTIFIED = 1e-10
 
 LAM = Domain("lam", 0.0, 1e6, low_open=True, symbol="λ", doc="L2 regularisation of logistic regression")
+#: λ when none is given (DESIGN §9)
+DEFAULT_LAM = 1e-2
 TEST_FRACTION = Domain("test_fraction", 0.0, 0.9, symbol="", doc="fraction of the rows held out for testing")
 SPLIT_SEED = Domain("split_seed", 0, 2**32 - 1, integer=True, doc="seed of the stratified train/test split")
 TARGET_ACCURACY = Domain("target_accuracy", 0.0, 1.0, low_open=True, doc="test accuracy to reach")

@@ -25,7 +25,7 @@ import scipy.sparse as sp
 
 from .. import limits, tables
 from ..params import ParameterError
-from .base import LAM, SPLIT_SEED, TEST_FRACTION
+from .base import DEFAULT_LAM, LAM, SPLIT_SEED, TEST_FRACTION
 from .logistic import LogisticRegression
 
 __all__ = ["BUILTIN_SETS", "builtin_data", "read_data_file", "prepare", "logreg", "bundled", "check_set", "DataSet",
@@ -216,7 +216,7 @@ def prepare(X: Any, y: np.ndarray, *, lam: float, test_fraction: float = 0.25, s
                               info=info)
 
 
-def logreg(source: str, *, lam: float = 1e-2, test_fraction: float = 0.25, split_seed: int = 0,
+def logreg(source: str, *, lam: float = DEFAULT_LAM, test_fraction: float = 0.25, split_seed: int = 0,
            label: str | None = None, name: str | None = None, data: Any = None) -> LogisticRegression:
     """``logreg:breast_cancer``, ``logreg:digits`` or ``logreg:FILE`` (``source`` is the part after
     ``logreg:``; ``data`` replaces the file's bytes, e.g. an upload, with ``source`` its name)."""

@@ -41,7 +41,6 @@ directory, as on the command line.
 from __future__ import annotations
 
 import difflib
-import hashlib
 import itertools
 import json
 import math
@@ -60,9 +59,12 @@ from ..error import BATCH, ETA, GAMMA, P0, POINTS, REPLICAS, TIME, LearningRate,
 from ..montecarlo import ITERATIONS
 from ..params import Domain, ParameterError
 from ..problems import BUILTIN_SETS, LAM, TARGET_ACCURACY, GradientProblem, builtin
+from ..problems.base import DEFAULT_LAM
+from ..problems.data import DataSet, prepared
 from ..random import SEED
 from ..reasons import Phrase
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, M, scheme_class, scheme_parameters
+from ..tables import read_source
 from ..traces import Trace, load_trace
 
 __all__ = ["PARAMETERS", "SCHEME_KEYS", "DEFAULT_ITERATIONS", "Grid", "ErrorSpec", "Context", "load_grid",
@@ -341,14 +343,20 @@ class Grid:
         problems: dict[tuple[str, float | None], GradientProblem] = {}
         digests: dict[str, str] = {}
         if self.error is not None:
+            lams = values("lam") or [None]
             for name in values("problem"):
+                source = name.removeprefix("logreg:")
                 if name == "quadratic":
                     continue
-                for lam in values("lam") or [None]:
-                    problems[(name, lam)] = builtin(name, **({} if lam is None else {"lam": lam}))
-                path = name.removeprefix("logreg:")
-                if path not in BUILTIN_SETS and Path(path).is_file():  # read (within the caps) by builtin
-                    digests[name] = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+                if source in BUILTIN_SETS:
+                    problems.update({(name, lam): builtin(name, **({} if lam is None else {"lam": lam}))
+                                     for lam in lams})
+                    continue
+                # a file: read and parsed once (within the caps) for every λ, known by its digest
+                data = DataSet.read(read_source(source, None, parameter="problem",
+                                                max_bytes=limits.PROBLEM_MAX_BYTES)[0], name=source)
+                digests[name] = data.digest
+                problems.update({(name, lam): prepared(data, DEFAULT_LAM if lam is None else lam) for lam in lams})
         return Context(delays, workers, traces, problems, digests)
 
 
