@@ -229,7 +229,7 @@ BAD_VALUES = st.sampled_from([None, True, False, "abc", "", float("nan"), float(
                               2.5, [1, 2], {"a": 1}, object(), np.array([1.0, 2.0]), b"1", 1e308, -0.0, 5e-324])
 
 
-@settings(FUZZ, max_examples=600)
+@settings(FUZZ, max_examples=400)
 @given(text=JUNK_TEXT, bad=BAD_VALUES, which=st.integers(0, 11))
 def test_junk(text, bad, which):
     d, _ = call("parse_delay", parse_delay, text)
@@ -270,7 +270,7 @@ Q = np.array([0.0, 1e-300, 5e-324, 1e-16, 1e-3, 0.5, 1 - 1e-16, 1.0])
 X = np.array([-np.inf, -1e300, 0.0, 5e-324, 1e-300, 1e-9, 0.5, 1.0, 1e6, 2e6 + 1, 1e9, 1e300, np.inf])
 
 
-@settings(FUZZ, max_examples=350)
+@settings(FUZZ, max_examples=240)
 @given(d=delays(), seed=st.integers(0, 2**63 - 1), size=st.sampled_from([None, 0, 1, 7, (3, 4), 10_000]))
 def test_delays(d, seed, size):
     if d is None:
@@ -301,7 +301,7 @@ def test_delays(d, seed, size):
 # 3. order statistics, n up to M_MAX
 
 
-@settings(FUZZ, max_examples=300)
+@settings(FUZZ, max_examples=200)
 @given(d=delays(), n=M_VALUES, kk=st.floats(0, 1), seed=st.integers(0, 2**63 - 1))
 def test_order_statistics(d, n, kk, seed):
     if d is None:
@@ -327,7 +327,7 @@ def test_order_statistics(d, n, kk, seed):
 # 4. expected_runtime and simulate_runtime: every scheme, m from 1 to 100 000
 
 
-@settings(FUZZ, max_examples=250)
+@settings(FUZZ, max_examples=160)
 @given(s=schemes(), d=delays(), iterations=st.sampled_from([2, 3, 10, 100, 2000]), seed=st.integers(0, 2**63 - 1))
 def test_runtime(s, d, iterations, seed):
     if d is None:
@@ -352,7 +352,7 @@ def test_runtime(s, d, iterations, seed):
 # 5. simulate_updates and simulate_timeline
 
 
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=130)
 @given(s=schemes(max_m=300), d=delays(), updates=st.sampled_from([1, 2, 50, 400]), replicas=st.sampled_from([1, 3]),
        iterations=st.sampled_from([1, 3, 10]), seed=st.integers(0, 2**63 - 1))
 def test_updates_and_timelines(s, d, updates, replicas, iterations, seed):
