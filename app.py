@@ -22,6 +22,7 @@ PAGES = [
     st.Page("pages/timeline.py", title=tr("Timeline of workers"), icon=":material/view_timeline:"),
     st.Page("pages/local_sgd.py", title=tr("Local SGD and communication"), icon=":material/sync_alt:"),
     st.Page("pages/tradeoffs.py", title=tr("Trade-offs: best K, m, H"), icon=":material/balance:"),
+    st.Page("pages/graph.py", title=tr("Decentralised: the graph"), icon=":material/hub:"),
     st.Page("pages/cluster.py", title=tr("Your cluster"), icon=":material/dns:"),
     st.Page("pages/sweep.py", title=tr("Sweep results"), icon=":material/grid_on:"),
 ]

@@ -32,7 +32,7 @@ from .params import ParameterError
 from .problems import TARGET_ACCURACY, builtin
 from .random import SEED
 from .records import error_curve, problem_error_curve, runtime_point
-from .schemes import Scheme, make_scheme
+from .schemes import GraphScheme, Scheme, make_scheme
 from .sweeps import run_sweep
 from .traces import THRESHOLD, Trace, load_trace
 
@@ -72,6 +72,8 @@ def _add_scheme_args(p: argparse.ArgumentParser) -> None:
                    "when those are used; must match if given)")
     p.add_argument("--K", type=int, default=None, help="gradients per update (k-* schemes)")
     p.add_argument("--H", type=int, default=None, help="local steps per round (local-sgd)")
+    p.add_argument("--topology", default=None, help="the graph of d-psgd and ad-psgd (DESIGN §12): ring, torus, "
+                   "hypercube, complete, star, exponential, random-regular(d=…), edges(file=…); default ring")
     p.add_argument("--comm-delay", type=float, default=0.0, dest="comm_delay",
                    help="averaging time per round D (local-sgd)")
     p.add_argument("--delay", default=None, help="delay spec, e.g. 'exp(rate=1)', "
@@ -134,8 +136,19 @@ def _model(args: argparse.Namespace) -> tuple[Scheme, Delay | Cluster, Cluster]:
     """The scheme and what its workers draw from: the delay when the cluster is i.i.d. (the same
     numbers as without a cluster), else the cluster."""
     cluster = _cluster(args)
-    scheme = make_scheme(args.scheme, cluster.m, K=args.K, H=args.H, comm_delay=args.comm_delay)
+    scheme = make_scheme(args.scheme, cluster.m, K=args.K, H=args.H, comm_delay=args.comm_delay,
+                         topology=args.topology)
     return scheme, as_source(cluster, cluster.m), cluster
+
+
+def _scheme_json(scheme: Scheme) -> dict[str, Any]:
+    """The JSON's scheme fields: ``scheme``, ``m``, ``K``, ``H``, and for the decentralised schemes
+    the ``topology`` object of DESIGN §12 (spec, m, degrees, spectral gap)."""
+    d = scheme.as_dict()
+    out: dict[str, Any] = {k: d[k] for k in ("scheme", "m", "K", "H")}
+    if isinstance(scheme, GraphScheme):
+        out["topology"] = scheme.topology_json()
+    return out
 
 
 def _delay_text(cluster: Cluster) -> str | None:
@@ -168,7 +181,7 @@ def run_runtime(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     est, mc = point.analytic, point.monte_carlo
     assert mc is not None  # iterations ≥ 1 (checked by simulate_runtime's domain)
     view = point.as_json()
-    out: dict[str, Any] = {**{k: view[k] for k in ("scheme", "m", "K", "H")}, "delay": _delay_text(cluster),
+    out: dict[str, Any] = {**_scheme_json(scheme), "delay": _delay_text(cluster),
                            "cluster": _cluster_json(cluster), "analytic": view["analytic"],
                            "monte_carlo": {**view["monte_carlo"], "seed": seed}}
     if "comm_delay" in view:
@@ -260,8 +273,7 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                         LearningRate(args.lr_rule, args.C), gamma, p0)
     sim, bound, exact = curve.simulated, curve.bound, curve.model
     assert bound is not None
-    d = scheme.as_dict()
-    out: dict[str, Any] = {"scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"],
+    out: dict[str, Any] = {**_scheme_json(scheme),
                            "delay": _delay_text(cluster), "cluster": _cluster_json(cluster),
                            **curve.as_json(), "seed": seed}
     idx = np.unique(np.linspace(0, sim.time.size - 1, min(11, sim.time.size)).astype(int))
@@ -300,8 +312,7 @@ def _run_problem_error(args: argparse.Namespace, scheme: Scheme, delay: Delay | 
                                 target_accuracy=args.target_accuracy)
     sim, bound = curve.simulated, curve.bound
     assert bound is not None and curve.floor is not None
-    d = scheme.as_dict()
-    out: dict[str, Any] = {"scheme": d["scheme"], "m": d["m"], "K": d["K"], "H": d["H"],
+    out: dict[str, Any] = {**_scheme_json(scheme),
                            "delay": _delay_text(cluster), "cluster": _cluster_json(cluster),
                            **curve.as_json(), "seed": seed}
     c = problem.constants

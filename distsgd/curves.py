@@ -46,13 +46,14 @@ from .records import (
     share_budget,
     target_columns,
 )
-from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
+from .schemes import GraphScheme, Scheme, make_scheme, scheme_class, scheme_for, scheme_parameters
+from .topology import graph_fits
 
 #: what the sweeps' workers draw from (see the module's docstring)
 Workers = Delay | Cluster | Stragglers
 
-__all__ = ["build", "runtime_rows", "runtime_vs_K", "runtime_vs_m", "runtime_vs_H", "fanout_rows",
-           "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
+__all__ = ["needs_graph", "graph_runtime_vs_m", "build", "runtime_rows", "runtime_vs_K", "runtime_vs_m",
+           "runtime_vs_H", "fanout_rows", "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
 DEFAULT_BUDGET = 6e7
@@ -60,16 +61,13 @@ DEFAULT_BUDGET = 6e7
 SKIPPED = "its shortest run exceeds this chart's Monte Carlo budget"
 
 
-def build(name: str, m: int, K: int | None = None, H: int | None = None, comm_delay: float = 0.0) -> Scheme:
-    """make_scheme with only the parameters this scheme takes (K clamped to m for k-of-m schemes)."""
-    takes = scheme_parameters(name)
-    kw: dict[str, Any] = {}
-    if "K" in takes:
-        kw["K"] = min(K or 1, m) if scheme_class(name).k_le_m else (K or 1)  # the scheme says K ≤ m
-    if "H" in takes:
-        kw["H"] = H or 1
-        kw["comm_delay"] = comm_delay
-    return make_scheme(name, m, **kw)
+#: a scheme from the controls, with only the parameters it takes (:func:`~distsgd.schemes.scheme_for`)
+build = scheme_for
+
+
+def needs_graph(name: str) -> bool:
+    """True for the schemes on a graph (d-psgd, ad-psgd): they exist only at the m their graph fits."""
+    return issubclass(scheme_class(name), GraphScheme)
 
 
 def fanout_rows(delay: Delay, ms: Sequence[int], iterations: int, seed: int) -> list[dict[str, Any]]:
@@ -120,9 +118,10 @@ def runtime_rows(schemes: Iterable[Scheme], delay: Workers, budget: float = DEFA
 
 
 def runtime_vs_K(names: Sequence[str], m: int, delay: Workers, Ks: Sequence[int], H: int = 1,
-                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0,
+                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0, *, graph: str = "ring",
                  **caps: Any) -> list[dict[str, Any]]:
     """E[T] against K for each scheme; schemes without K give one point per K (a flat line).
+    ``graph``: the decentralised schemes' graph (DESIGN §12).
     ``caps``: :func:`runtime_rows`' ``analytic_work`` and ``max_iterations``."""
     schemes = []
     for name in names:
@@ -130,7 +129,7 @@ def runtime_vs_K(names: Sequence[str], m: int, delay: Workers, Ks: Sequence[int]
         for K in Ks:
             if "K" in takes and scheme_class(name).k_le_m and K > m:
                 continue
-            schemes.append(build(name, m, K, H, comm_delay))
+            schemes.append(build(name, m, K, H, comm_delay, graph))
     rows = runtime_rows(_unique(schemes), delay, budget, seed, **caps)
     by = {(r["scheme"], r.get("K")): r for r in rows}
     out = []
@@ -143,10 +142,13 @@ def runtime_vs_K(names: Sequence[str], m: int, delay: Workers, Ks: Sequence[int]
 
 
 def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Workers, K: int, H: int = 1,
-                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0,
+                 comm_delay: float = 0.0, budget: float = DEFAULT_BUDGET, seed: int = 0, *, graph: str = "ring",
                  **caps: Any) -> list[dict[str, Any]]:
-    """E[T] against m (K clamped to m for the k-of-m schemes); ``caps`` as :func:`runtime_vs_K`."""
-    schemes = [build(name, m, K, H, comm_delay) for name in names for m in ms]
+    """E[T] against m (K clamped to m for the k-of-m schemes); the decentralised schemes on
+    ``graph`` at each m it can be built on (a hypercube: the powers of 2); ``caps`` as
+    :func:`runtime_vs_K`."""
+    schemes = [build(name, m, K, H, comm_delay, graph) for name in names for m in ms
+               if not needs_graph(name) or graph_fits(graph, m)]
     rows = runtime_rows(schemes, delay, budget, seed, **caps)
     for r in rows:
         # samples processed per unit time relative to one (average) worker: K_used · E[X] / E[T],
@@ -159,6 +161,27 @@ def runtime_vs_m(names: Sequence[str], ms: Sequence[int], delay: Workers, K: int
         r["speedup_analytic"] = used * mean_x / a if (ok and a and r["kind"] in VALUE_KINDS) else None
         r["speedup_lower_bound"] = used * mean_x / a if (ok and a and r["kind"] == "upper_bound") else None
         r["speedup_mc"] = used * mean_x / mc if (ok and mc and mc > 0) else None
+    return rows
+
+
+def graph_runtime_vs_m(graphs: Sequence[str], ms: Sequence[int], delay: Workers, budget: float = DEFAULT_BUDGET,
+                       seed: int = 0, **caps: Any) -> list[dict[str, Any]]:
+    """E[T] of d-psgd against m on each graph (at the m it can be built on), beside sync and async
+    (DESIGN §12.3): rows of :func:`runtime_rows` with ``graph`` (None for sync and async) and
+    d-psgd's ``lower`` bound and its kind; ``caps`` as :func:`runtime_vs_K`."""
+    work = caps.get("analytic_work", limits.ANALYTIC_WORK)
+    schemes: list[Scheme] = [build("d-psgd", m, graph=g) for g in graphs for m in ms if graph_fits(g, m)]
+    tags: list[str | None] = [g for g in graphs for m in ms if graph_fits(g, m)]
+    for name in ("sync", "async"):
+        schemes += [build(name, m) for m in ms]
+        tags += [None] * len(ms)
+    rows = runtime_rows(schemes, delay, budget, seed, **caps)
+    for r, s, g in zip(rows, schemes, tags, strict=True):
+        r["graph"] = g
+        if g is not None:
+            assert isinstance(s, GraphScheme)
+            low = s.runtime_bounds(at_m(delay, s.m), work)[0]
+            r["lower"], r["lower_kind"] = low.value, low.kind
     return rows
 
 

@@ -25,9 +25,13 @@ __all__ = [
     "TIMELINE_MAX_JOBS_VECTORISED",
     "ANALYTIC_WORK", "ANALYTIC_MAX_ELEMENTS", "MAX_WORKERS", "K_BATCH_MAX", "H_MAX",
     "MAX_REPLICAS", "MAX_UPDATES", "MAX_SGD_WORK", "SGD_GROUP_BYTES", "MODEL_PATHS_GROUP", "AXIS_ANALYTIC_WORK",
-    "AXIS_MC_COST", "SWEEP_CONFIRM_POINTS", "SWEEP_MAX_POINTS",
+    "AXIS_MC_COST", "GRAPH_MAX_MODELS", "GRAPH_EXACT_MAX_M", "GRAPH_EXACT_WORK", "SWEEP_CONFIRM_POINTS",
+    "SWEEP_MAX_POINTS",
     "PROBLEM_MAX_BYTES", "PROBLEM_MAX_ROWS", "PROBLEM_MAX_FEATURES", "PROBLEM_MAX_CLASSES", "PROBLEM_MAX_DIM",
     "PROBLEM_MAX_NEWTON_DIM", "PROBLEM_MAX_VALUES",
+    "TOPOLOGY_MAX_NODES", "TOPOLOGY_MAX_EDGES", "TOPOLOGY_MAX_PADDED", "TOPOLOGY_DENSE_EIGEN_MAX",
+    "TOPOLOGY_LANCZOS_RESTARTS", "TOPOLOGY_REGULAR_TRIES", "TOPOLOGY_PAIRING_ROUNDS", "TOPOLOGY_FILE_MAX_BYTES",
+    "GRAPH_CHAIN_MAX_STATES",
 ]
 
 # -- representable delay laws (the domains in delays.py are built from these) -----------------
@@ -108,6 +112,50 @@ K_BATCH_MAX = 1_000_000
 #: local steps H per averaging round (count): one round draws m·H delays
 H_MAX = 10_000
 
+# -- graphs for decentralised SGD (distsgd/topology/, DESIGN §12.1) ---------------------------
+
+#: nodes of one graph (count): issue 24's Monte Carlo of the max-plus recursion targets m ≤ 10 000.
+#: At this cap the spectral gap of a graph that is not a Cayley graph takes 0.03–0.8 s with a few
+#: edges a node (star, random 3-regular, grid, path; measured on one core), 7 s at the edge cap
+TOPOLOGY_MAX_NODES = 10_000
+#: edges of one graph, and rows of an edge list before repeats are merged (count): the complete
+#: graph fits up to m = 2048 (2 096 128 edges).  At the cap a graph's arrays (E × 2 and 2E int64, the
+#: sparse W) and the work of building it and its δ peak at ≈ 420 MB (measured: a random 419-regular
+#: graph on 10 000 nodes, 3 s to draw and 7 s for δ), within MEMORY_BYTES; the complete graph on
+#: 10 000 nodes (5·10^7 edges, > 1 GiB of arrays) is refused
+TOPOLOGY_MAX_EDGES = 2**21
+#: entries of the padded closed-neighbourhood array m × (Δ+1) (count; int64, 64 MiB): a graph with a
+#: hub (the star on m nodes needs m²) is refused there and served by the CSR arrays instead
+TOPOLOGY_MAX_PADDED = 2**23
+#: nodes up to which the spectral gap is computed from every eigenvalue of the dense m × m matrix
+#: I − W (numpy eigvalsh, O(m³)): 0.2 s at m = 1000 and 1.4 s at 2000 on one core (measured);
+#: above, a Cayley graph (ring, torus, hypercube, exponential, complete) takes its eigenvalues
+#: from an FFT over its group (≤ 0.3 s), any other graph sparse Lanczos, then shift-invert
+TOPOLOGY_DENSE_EIGEN_MAX = 1024
+#: restarts of the Lanczos iteration (ARPACK, 40 vectors) before the spectral gap falls back to
+#: shift-invert: ≤ 4000 sparse products.  Measured at m = 10 000: a random 3-regular graph and a
+#: 100 × 100 grid converge within 50 (not within 50 with 20 vectors); a path, whose gap is ~1/m², would
+#: need ~10⁵ products (300 s), and falls back after ≈ 0.8 s to a shift-invert of 0.02 s
+TOPOLOGY_LANCZOS_RESTARTS = 100
+#: draws of a random regular graph before giving up (count): a draw is repeated when it is
+#: disconnected (d ≥ 3: rarely, more often for small m) or its last stubs find no edge to switch with
+TOPOLOGY_REGULAR_TRIES = 100
+#: rounds of one stub pairing (count): each round pairs the free stubs at random and keeps the
+#: pairs that make new edges; ~20–40 rounds at d ≈ m/2, a handful for small d (measured)
+TOPOLOGY_PAIRING_ROUNDS = 1000
+#: bytes of an edge-list file (CSV/TSV): TOPOLOGY_MAX_EDGES lines of two ids ≤ 9999 are ≤ 11 bytes
+#: each (23 MiB), with room for a header and spaces.  Measured: a 20 MB file of 2.1·10⁶ edges is read
+#: in 2.6 s with ≈ 230 MB at its peak (pandas' text cells, then the graph)
+TOPOLOGY_FILE_MAX_BYTES = 32 * 2**20
+#: states of the exact Markov chain of d-psgd's iteration-count gaps (count; numerics/graph_chain.py,
+#: DESIGN §12.3): enumerating, indexing and solving them by Gauss–Seidel sweeps takes 2–3 µs a state
+#: with the compiled sweep (measured on a loaded 2-core machine: a ring of 13 nodes, 212 941 states,
+#: 0.5 s; a path of 12, 177 147 states and 78 sweeps, 0.45 s; benchmarks/results/graph.md), so ≤ 1 s
+#: at this cap.  The states are the 1-Lipschitz functions of the graph modulo constants — at least
+#: 2^m − 1, about 3^m/√m on a ring — so a graph of m > 17 nodes is refused at once, any other above the
+#: cap after its enumeration (≤ 0.2 s), and the caller falls back to the bounds
+GRAPH_CHAIN_MAX_STATES = 250_000
+
 # -- the per-call bounds --------------------------------------------------------------------
 
 #: working memory of any one library call (bytes); the chunk sizes below keep every engine
@@ -167,6 +215,19 @@ MAX_SGD_WORK = 4e9
 SGD_GROUP_BYTES = 64 * 2**20
 #: update times per group of timing paths of the exact model curve (count; 16 MiB of float64)
 MODEL_PATHS_GROUP = 2**21
+#: numbers held per copy of the node models of a graph simulation (error/graph_simulate.py), replicas ×
+#: max(nodes m, grid points) × d: every node's model is simulated (R × m × d), and each grid point keeps
+#: a mean model per replica (R × P × d).  A d-psgd step holds about five such arrays (the models, the
+#: mixed models, the gradient, the noise, the merged grid moments): 5 × 32 MiB, well within MEMORY_BYTES
+GRAPH_MAX_MODELS = 2**22
+#: nodes of the exact d-psgd curve (count): it diagonalises the dense m × m mixing matrix, O(m³):
+#: 0.6–1.6 s at m = 1000 and 5–10 s at 2000 on the development machine (measured, numpy eigvalsh);
+#: a larger graph with a known spectrum passes it (MixingSpectrum.from_eigenvalues) instead
+GRAPH_EXACT_MAX_M = 1000
+#: iterations × distinct eigenvalues × d of one exact d-psgd curve (array elements, an expm1 and a
+#: multiply-add each: measured 0.9 s for 5e7 — 10 001 iterations of a ring of 1000 nodes, d = 10 —
+#: so ≈ 4 s at the cap)
+GRAPH_EXACT_WORK = 2e8
 #: the E[T] that sets the time axis of the error curves: analytic lattice work (FFT
 #: butterflies, ≈ 0.05 s), else a Monte Carlo run of at most this cost (≈ ns, 0.1 s)
 AXIS_ANALYTIC_WORK = 3e7

@@ -28,6 +28,7 @@ __all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "error_figure", 
 SCHEME_COLORS = {
     "sync": "#1f77b4", "k-sync": "#ff7f0e", "k-batch-sync": "#2ca02c", "async": "#d62728",
     "k-async": "#9467bd", "k-batch-async": "#8c564b", "local-sgd": "#e377c2",
+    "d-psgd": "#17becf", "ad-psgd": "#bcbd22",
 }
 OUTCOME_COLORS = {
     "used": "#2ca02c", "stale": "#ff7f0e", "cancelled": "#e8898a", "waiting": "#c7c7c7",
@@ -209,7 +210,9 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
 
 #: the title and y-axis title of each metric a problem reports
 METRIC_TITLES = {"test_accuracy": ("Test accuracy against wall-clock time", "test accuracy"),
-                 "test_loss": ("Test loss against wall-clock time", "test loss (mean log-loss)")}
+                 "test_loss": ("Test loss against wall-clock time", "test loss (mean log-loss)"),
+                 "node_error": ("Mean node error against wall-clock time", "(1/m) Σᵢ f(xᵢ) − f*"),
+                 "consensus": ("Consensus distance against wall-clock time", "(1/m) Σᵢ ‖xᵢ − x̄‖²")}
 
 
 def metric_figure(rows: Sequence[dict[str, Any]], metric: str = "test_accuracy") -> go.Figure:
@@ -220,7 +223,8 @@ def metric_figure(rows: Sequence[dict[str, Any]], metric: str = "test_accuracy")
     for label in labels:
         rs = [r for r in rows if r["scheme"] == label]
         data += _simulated(rs, metric, _arr([r["time"] for r in rs]), colors[label], label)
-    return _build(_layout(METRIC_TITLES[metric][0], "wall-clock time (time units)", METRIC_TITLES[metric][1]), data)
+    return _build(_layout(METRIC_TITLES[metric][0], "wall-clock time (time units)", METRIC_TITLES[metric][1],
+                          log_y=metric == "consensus"), data)
 
 
 def _simulated(rs: Sequence[dict[str, Any]], column: str, t: np.ndarray, col: str, label: str) -> list[Any]:
@@ -462,3 +466,4 @@ def comm_figure(ms: Sequence[int], ps: Sequence[float], ring: Sequence[float]) -
     data.append(_go(go.Scatter, x=list(ms), y=list(ps), mode="lines+markers", name="theory: parameter server"))
     data.append(_go(go.Scatter, x=list(ms), y=list(ring), mode="lines+markers", name="theory: ring all-reduce"))
     return _build(layout, data)
+

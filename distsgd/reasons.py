@@ -79,6 +79,40 @@ REASONS: dict[str, str] = {
     "high_above_low": "must be greater than low={low} (got {high})",
     "uniform_width": "the width high − low must be at least {low}·max(1, high) (got {width:.3g})",
     "in_spec": "{spec!r}: {error}",
+    # -- a graph for decentralised SGD (distsgd.topology): every refusal names `topology` ------------
+    "topology_expected_spec": "expected a topology such as 'ring' or 'torus(a=4, b=8)' (got {value!r})",
+    "topology_unknown": "unknown topology {name!r}; choose one of {choices}",
+    "topology_no_parameters": "{name} takes no parameters",
+    "topology_expected": "expected a Topology from distsgd.topology (got {type})",
+    "topology_m_mismatch": "the graph has {nodes} nodes, not m = {m}",
+    "topology_hypercube_m": "a hypercube needs m a power of 2 (got m = {m})",
+    "topology_torus_m": "torus(a={a}, b={b}) has a·b = {nodes} nodes, not m = {m}",
+    "topology_edges_cap": "{name} on m = {m} nodes has {edges} edges, over the cap of {cap}",
+    "topology_regular_odd": "a d-regular graph needs m·d even (got m = {m}, d = {d})",
+    "topology_regular_degree": "a {d}-regular graph needs more than {d} nodes (got m = {m})",
+    "topology_regular_matching": "a 1-regular graph on m = {m} nodes is a matching and never connected (only m = 2 "
+                                 "is): use d ≥ 2",
+    "topology_regular_failed": "no connected {d}-regular graph on {m} nodes was drawn in {tries} tries",
+    "topology_seed_twice": "the spec gives seed={given} and the seed argument is {seed}: give one",
+    "topology_disconnected": "the graph is not connected ({components} components: node {node} cannot reach node "
+                             "0); decentralised SGD needs a connected graph",
+    "topology_edges_array": "expected an E × 2 array of integer node ids (got {what})",
+    "topology_rows_cap": "{rows} edges listed, over the cap of {cap}",
+    "topology_not_canonical": "the edges must be pairs i < j in increasing order without repeats (build the graph "
+                              "with topology_from_edges)",
+    "topology_not_cayley": "the graph is not the Cayley graph of the group of shape {group} it claims",
+    "topology_node_id": "{where}: {value!r} is not a node id (an integer in 0…{last})",
+    "topology_node_range": "{where}: node {node} is not one of the nodes 0…{last}",
+    "topology_self_loop": "{where}: node {node} is joined to itself (a self-loop)",
+    "topology_file_columns": "{file}: an edge list has two columns of node ids (got {columns})",
+    "topology_file_lines": "{file}: {lines} lines, over the cap of {cap} edges",
+    "topology_padded_cap": "the padded closed neighbourhoods would hold m·(Δ+1) = {size} entries, over the cap of "
+                           "{cap}: use the CSR arrays indptr and indices",
+    "topology_dense_cap": "the dense mixing matrix is built for m ≤ {cap} (got m = {m}): use the sparse one",
+    "topology_gap_method": "unknown method {method!r} for the spectral gap; choose one of {choices}",
+    # phrases: where in an edge list a bad node id is
+    "topology_at_line": "{file}, line {line}",
+    "topology_at_row": "edges[{row}]",
     # -- a file of measured times for empirical(file=…) (distsgd.delays.empirical) -------------------
     "file_name_type": "must be a file name (got {type})",
     "trace_values_cap": "a trace may hold at most {cap} values (got {count})",
@@ -149,6 +183,20 @@ REASONS: dict[str, str] = {
     "sgd_work_cap": "replicas × updates × K × dim ≈ {work:.3g} exceeds the cap {cap:.0e}; use fewer replicas or "
                     "a shorter time",
     "infinite_runtime": "E[T] is infinite for this delay: the error against time is not defined",
+    # the error on a graph (distsgd.error.graph): arrays handed over by the engines and the topology
+    "graph_models_cap": "replicas × max(nodes, grid points) × dim = {values:.3g} numbers exceed the cap {cap:.3g}; "
+                        "use fewer replicas",
+    "graph_exact_nodes": "the exact curve diagonalises the m × m mixing matrix: at most {cap} nodes (got {m})",
+    "graph_exact_work": "iterations × distinct eigenvalues × dim ≈ {work:.3g} exceeds the cap {cap:.0e}; ask for "
+                        "fewer iterations",
+    "graph_iterations": "must be a list of iteration counts (integers ≥ 0)",
+    "graph_array_shape": "{what} has shape {shape}; expected {expected}",
+    "mixing_matrix": "the mixing matrix must be symmetric with rows summing to 1 (off by {gap:.3g})",
+    "mixing_spectrum": "the eigenvalues of a mixing matrix lie in [−1, 1] and include 1",
+    "graph_times_order": "{what} must be finite and non-decreasing in time",
+    "graph_trace_short": "the run ends at t = {end:g}, before the grid's last time {time:g}: simulate longer or "
+                         "shorten the time",
+    "graph_event_nodes": "every event's node and peer must be node ids in 0…{last}, a peer other than its node",
     "horizon_updates": "horizon needs about {updates} updates; at most {cap} are simulated (shorten the time)",
     "runs_too_long": "some runs need more than {cap} updates to reach the horizon (shorten the time)",
     "gradient_trace_updates": "a trace of {scheme} holds at most {cap} gradients (replicas × updates × K); at "
@@ -363,6 +411,8 @@ REASONS: dict[str, str] = {
         "d ≤ {cap} (d = {dim})",
     "problem_f_star_unknown": "the problem's f* is unknown: give it",
     "problem_logreg_only": "--{flag} belongs to the logreg problems, not to the quadratic",
+    "graph_real_problem": "{scheme} runs on the quadratic model problem in this version (every node's model of a "
+        "logreg problem is not simulated yet): choose the quadratic",
     "grid_key_not_for_problem": "belongs to another problem than this grid's ({problems})",
     "grid_lam_quadratic": "is the L2 regularisation of the logreg problems, and this grid's problem includes the "
         "quadratic, which has none: sweep the quadratic in a grid of its own",

@@ -54,7 +54,7 @@ from .params import from_jsonable, jsonable
 from .problems.base import GradientProblem
 from .random import Seed
 from .reasons import Phrase
-from .schemes import Scheme
+from .schemes import GraphScheme, Scheme
 
 __all__ = ["RuntimePoint", "runtime_point", "ErrorCurve", "error_curve", "problem_error_curve", "bound_problem",
            "share_budget", "target_columns", "accuracy_columns",
@@ -99,6 +99,8 @@ class RuntimePoint:
                                                  "method": self.analytic.method}}
         if hasattr(self.scheme, "comm_delay"):
             out["comm_delay"] = self.scheme.comm_delay
+        if isinstance(self.scheme, GraphScheme):
+            out["topology"] = self.scheme.topology_json()
         mc = self.monte_carlo
         if mc is None:
             out["monte_carlo"] = {"skipped": self.mc_skipped}
@@ -255,6 +257,9 @@ class ErrorCurve:
         if not self.scheme.fresh:
             simulated.update(staleness_mean=sim.staleness_mean, fresh_fraction=sim.fresh_fraction,
                              gamma_measured=finite(sim.gamma_measured))
+        if sim.metrics and self.problem is None:  # a graph's mean node error and consensus distance
+            simulated["metrics"] = {name: {"mean": _floats(m), "ci95_low": _floats(lo), "ci95_high": _floats(hi)}
+                                    for name, (m, lo, hi) in sim.metrics.items()}
         rt = bound.runtime
         return {"time": _floats(sim.time), "bound": _floats(bound.values), "bound_kind": bound.kind,
                 "bound_note": bound.note or None,

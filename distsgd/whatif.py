@@ -32,7 +32,7 @@ from .estimate import VALUE_KINDS, Estimate
 from .params import ParameterError
 from .random import keyed
 from .records import RuntimePoint, runtime_point, share_budget, target_columns
-from .schemes import Scheme, make_scheme, scheme_class, scheme_parameters
+from .schemes import Scheme, make_scheme, scheme_for
 from .traces import Trace, trace_from_times
 
 __all__ = ["READINGS", "what_if"]
@@ -41,16 +41,6 @@ __all__ = ["READINGS", "what_if"]
 SKIPPED = "over this table's Monte Carlo budget"
 
 READINGS = ("replay", "per-worker laws", "i.i.d. fit", "stragglers dropped", "backup workers")
-
-
-def _scheme(name: str, m: int, K: int, H: int) -> Scheme:
-    takes = scheme_parameters(name)
-    kw: dict[str, Any] = {}
-    if "K" in takes:
-        kw["K"] = min(K, m) if scheme_class(name).k_le_m else K  # the scheme says K ≤ m
-    if "H" in takes:
-        kw["H"] = H
-    return make_scheme(name, m, **kw)
 
 
 def _sources(trace: Trace, stragglers: Sequence[str], fit: Delay | None
@@ -100,7 +90,7 @@ def what_if(trace: Trace, schemes: Sequence[str], K: int, H: int, *, stragglers:
             if "sync" in schemes:
                 plan.append((reading, make_scheme("k-sync", m, K=m - len(stragglers)), src))
             continue
-        plan += [(reading, _scheme(name, m, K, H), src) for name in schemes]
+        plan += [(reading, scheme_for(name, m, K, H), src) for name in schemes]
     runs = share_budget([(s, src) for _, s, src in plan], budget, iterations)
     rows = []
     for (reading, s, src), n in zip(plan, runs, strict=True):

@@ -39,7 +39,7 @@ def body(sel: sidebar.Selection) -> None:
     eps = sidebar.number("eps", c2, slider=False)
 
     with page.guard():
-        schemes = tuple(curves.build(n, sel.m, sel.K, sel.H, caps.LOCAL_SGD_FREE_D) for n in sel.schemes)
+        schemes = tuple(curves.build(n, sel.m, sel.K, sel.H, caps.LOCAL_SGD_FREE_D, sel.graph) for n in sel.schemes)
         lr = sgd.LearningRate(lr_rule) if C is None else sgd.LearningRate(lr_rule, C)
         view = cached.error_view(schemes, sel.workers, problem, horizon, caps.ERROR_POINTS, replicas, sel.seed,
                                  gamma, p0, lr, eps, sel.budget)

@@ -4,6 +4,7 @@ import streamlit as st
 
 from distsgd import curves
 from distsgd.montecarlo import timeline_max_iterations
+from distsgd.topology import graph_fits
 from distsgd.ui import cached, page, sidebar, views
 from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
@@ -30,7 +31,8 @@ def body(sel: sidebar.Selection) -> None:
             st.info(tr("The timeline draws at most {m} workers; showing m = {m} (the sidebar has m = {chosen}).",
                        m=m, chosen=sel.m))
         D = (float(sidebar.number("D", st.columns(2)[0])),) if name == "local-sgd" else ()  # the local SGD page's D
-        scheme = curves.build(name, m, sel.K, sel.H, *D)
+        graph = sel.graph if not curves.needs_graph(name) or graph_fits(sel.graph, m) else "ring"
+        scheme = curves.build(name, m, sel.K, sel.H, *D, graph=graph)
         fit = timeline_max_iterations(scheme)
         if iters > fit:
             st.info(tr("{scheme}: at most {fit} updates fit the timeline's limit on drawn jobs; showing {fit}.",

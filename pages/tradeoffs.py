@@ -4,6 +4,7 @@ import streamlit as st
 
 from distsgd import curves
 from distsgd.error.general import RealProblem
+from distsgd.topology import graph_fits
 from distsgd.ui import cached, claims, page, sidebar, state, views
 from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
@@ -44,10 +45,11 @@ def body(sel: sidebar.Selection) -> None:
     with page.guard():
         if axis == "K":
             values = sorted(set(curves.k_grid(sel.m, caps.SWEEP_K_POINTS)) | {sel.K})
-            schemes = [curves.build(name, sel.m, k, sel.H, float(D)) for k in values]
+            schemes = [curves.build(name, sel.m, k, sel.H, float(D), sel.graph) for k in values]
         elif axis == "m":
             values = list(page.m_values(sel.workers.m, curves.m_grid(max(sel.m, 2), caps.SWEEP_M_POINTS)))
-            schemes = [curves.build(name, m, sel.K, sel.H, float(D)) for m in values]
+            schemes = [curves.build(name, m, sel.K, sel.H, float(D), sel.graph) for m in values
+                       if not curves.needs_graph(name) or graph_fits(sel.graph, m)]
         else:
             schemes = [curves.build("local-sgd", sel.m, None, h, float(D)) for h in caps.SWEEP_H_VALUES]
         schemes = list(dict.fromkeys(schemes))

@@ -28,7 +28,9 @@ SETTINGS = {
 ALLOWED = {
     # schemes and their parts
     "sync", "async", "ksync", "kasync", "batch", "local", "sgd", "k-sync", "k-async", "k-batch-sync",
-    "k-batch-async", "local-sgd", "SGD",
+    "k-batch-async", "local-sgd", "SGD", "d-psgd", "ad-psgd", "psgd",
+    # the graphs' spec names (a decentralised scheme's label names its graph)
+    "ring", "torus", "hypercube", "complete", "star", "random-regular", "edges",
     # laws and their spec names
     "exp", "exponential", "shifted", "shifted-exp", "pareto", "weibull", "lognormal", "normal", "uniform", "trace",
     "rate", "shift", "scale", "shape", "alpha", "sigma", "mu", "xm", "low", "high", "mean", "std",

@@ -53,8 +53,8 @@ from streamlit.testing.v1.util import patch_config_options
 from apptest_support import APP, navigation_only
 from test_ui_units import autolinks, rendered
 
-PAGES = ["runtime", "error", "delays", "timeline", "local_sgd", "tradeoffs"]
-SCHEMES = ["sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd"]
+PAGES = ["runtime", "error", "delays", "timeline", "local_sgd", "tradeoffs", "graph"]
+SCHEMES = ["sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd", "d-psgd", "ad-psgd"]
 RUNS_MIN = 400
 SECONDS_MAX = 10.0
 NOTICE_MAX = 300
@@ -66,7 +66,7 @@ DUMP = os.environ.get("DISTSGD_FUZZ_DUMP")  # a file to write every failing run 
 # Which controls a page draws on EVERY run, given the URL's choices (the oracle for first-run
 # notices).  Controls drawn only under a condition (C for the adaptive rule, p0 for an entered p0,
 # the network model's topology, D where local SGD is swept) are listed with the condition.
-SIDEBAR_ALWAYS = ("delay", "m", "K", "H", "schemes", "seed", "budget")
+SIDEBAR_ALWAYS = ("delay", "m", "K", "H", "graph", "schemes", "seed", "budget")
 FAMILY_PARAMS = {
     "exp": ("lam",), "shifted-exp": ("lam", "delta"), "pareto": ("xm", "alpha", "delta"),
     "lognormal": ("ln_mu", "ln_sigma", "delta"), "normal": ("n_mean", "n_std", "delta"),
@@ -81,6 +81,7 @@ PAGE_ALWAYS = {
     "local_sgd": ("comm_source", "params_m", "gbps", "latency_ms", "eta", "L", "mu", "sigma2", "b", "f0", "dim",
                   "horizon"),
     "tradeoffs": ("axis", "axis_scheme", "eps", "horizon", "eta", "L", "mu", "sigma2", "b", "f0", "dim", "gamma"),
+    "graph": ("eps", "horizon", "eta", "L", "mu", "sigma2", "b", "f0", "dim"),
 }
 PAGE_IF = {  # page: [(key, condition key, condition value)]
     "error": [("C", "lr_rule", "adaptive"), ("p0", "p0_mode", "input"),

@@ -71,6 +71,14 @@ class Exponential(Delay):
     def memoryless(self) -> bool:
         return self.shift == 0
 
+    @property
+    def mgf_radius(self) -> float:
+        return self.rate
+
+    def _log_mgf(self, theta: float) -> float:
+        """E[e^{θY}] = λ/(λ − θ) for θ < λ."""
+        return -math.log1p(-theta / self.rate)
+
     def order_statistic(self, k: int, n: int) -> Estimate:
         """Rényi: X_{k:n} − Δ = Σ_{i=n−k+1}^{n} Z_i/(λi), Z_i i.i.d. Exp(1), so
         E = Δ + (H_n − H_{n−k})/λ and Var = λ⁻² Σ_{i=n−k+1}^{n} i⁻².
@@ -239,6 +247,10 @@ class LogNormal(Delay):
     def var(self) -> float:
         return math.expm1(self.sigma**2) * math.exp(2 * self.mu + self.sigma**2)
 
+    @property
+    def mgf_radius(self) -> float:
+        return 0.0  # E[e^{θY}] = ∞ for every θ > 0: the tail exp(−(ln y)²/2σ²) is subexponential
+
     def _nlu(self) -> bool:
         return False
 
@@ -318,6 +330,12 @@ class TruncatedNormal(Delay):
         # inverse survival function of a uniform in (0, 1]: exact, and never +inf
         return self._isf(1.0 - rng.random(size)) - self.shift
 
+    def _log_mgf(self, theta: float) -> float:
+        """E[e^{θY}] = exp(μθ + σ²θ²/2) Φ(μ/σ + σθ)/Φ(μ/σ) (the normal's, conditioned on Y ≥ 0)."""
+        mu, sd = self.mean_, self.std_
+        return float(mu * theta + 0.5 * (sd * theta) ** 2 + special.log_ndtr(mu / sd + sd * theta)
+                     - special.log_ndtr(mu / sd))
+
     def _nlu(self) -> bool:
         return True
 
@@ -389,6 +407,15 @@ class Weibull(Delay):
     def _nlu(self) -> bool:
         return self.shape >= 1
 
+    @property
+    def mgf_radius(self) -> float:
+        """inf for k > 1, 1/s for k = 1 (the exponential), 0 for k < 1 (a subexponential tail)."""
+        return math.inf if self.shape > 1 else 1.0 / self.scale if self.shape == 1 else 0.0
+
+    def _log_mgf(self, theta: float) -> float | None:
+        """k = 1: the exponential's −ln(1 − θs); k > 1: the generic quadrature."""
+        return -math.log1p(-theta * self.scale) if self.shape == 1 else None
+
     def _label(self) -> str:
         return f"Weibull(k={_fmt(self.shape)}, s={_fmt(self.scale)})"
 
@@ -440,6 +467,11 @@ class Uniform(Delay):
     @property
     def var(self) -> float:
         return (self.high - self.low) ** 2 / 12.0
+
+    def _log_mgf(self, theta: float) -> float:
+        """E[e^{θY}] = (e^{θb} − e^{θa})/(θ(b − a)), as θb + ln(1 − e^{−θ(b−a)}) − ln(θ(b − a))."""
+        u = theta * (self.high - self.low)
+        return theta * self.high + math.log(-math.expm1(-u)) - math.log(u)
 
     def _nlu(self) -> bool:
         return True

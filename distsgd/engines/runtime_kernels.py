@@ -193,3 +193,62 @@ def _sift_down(heap: np.ndarray, m: int, i: int, x: float) -> None:
         i = c
         c = 2 * i + 1
     heap[i] = x
+
+
+# -- decentralised SGD on a graph (DESIGN §12.3; the engines in engines/graph.py) ------------------
+
+__all__ += ["maxplus_steps", "gossip_staleness"]
+
+
+@kernel
+def maxplus_steps(t: np.ndarray, x: np.ndarray, indptr: np.ndarray, indices: np.ndarray, means: np.ndarray,
+                  record: bool) -> None:
+    """d-psgd: b iterations of the max-plus recursion for R independent replicas, in place.
+
+    Process (DESIGN §12): node i starts iteration k + 1 once it and every neighbour finished
+    iteration k, so ``t_i(k+1) = max_{j ∈ N(i) ∪ {i}} t_j(k) + X_i(k)``.  ``t`` (R, m) holds t(k)
+    and becomes t(k + b); ``x`` (R, b, m) the draws X(k), …, X(k + b − 1), overwritten by the
+    finish times t(k + 1), …, t(k + b) when ``record``; ``means`` (R, b) receives
+    (1/m) Σ_i t_i(k + 1 + jj) (summed in node order).  Node i's neighbours are
+    ``indices[indptr[i]:indptr[i + 1]]`` (itself excluded).
+    """
+    R, b, m = x.shape
+    cur = np.empty(m)
+    nxt = np.empty(m)
+    for r in range(R):
+        for i in range(m):
+            cur[i] = t[r, i]
+        for k in range(b):
+            s = 0.0
+            for i in range(m):
+                v = cur[i]
+                for p in range(indptr[i], indptr[i + 1]):
+                    u = cur[indices[p]]
+                    if u > v:
+                        v = u
+                v += x[r, k, i]
+                nxt[i] = v
+                s += v
+                if record:
+                    x[r, k, i] = v
+            means[r, k] = s / m
+            cur, nxt = nxt, cur
+        for i in range(m):
+            t[r, i] = cur[i]
+
+
+@kernel
+def gossip_staleness(nodes: np.ndarray, peers: np.ndarray, since: np.ndarray, out: np.ndarray) -> None:
+    """ad-psgd: the staleness of consecutive gradients, in time order.
+
+    Event e is node ``nodes[e]`` finishing a gradient and averaging with ``peers[e]`` (−1: none).
+    Its staleness ``out[e]`` is the number of averagings a neighbour started with it since it
+    read its model (right after its previous event); ``since`` (m,) carries those counts from one
+    block of events to the next."""
+    for e in range(nodes.size):
+        i = nodes[e]
+        out[e] = since[i]
+        since[i] = 0
+        j = peers[e]
+        if j >= 0:
+            since[j] += 1

@@ -16,7 +16,8 @@ from ..clusters import Cluster
 from ..delays import Delay
 from .clusters import JobQueues
 
-__all__ = ["Intervals", "Jobs", "k_of_m_timeline", "kbatch_sync_timeline", "local_sgd_timeline", "renewal_timeline"]
+__all__ = ["Intervals", "Jobs", "k_of_m_timeline", "kbatch_sync_timeline", "local_sgd_timeline", "renewal_timeline",
+           "dpsgd_timeline", "adpsgd_timeline"]
 
 
 class Intervals:
@@ -198,5 +199,61 @@ def renewal_timeline(delay: Delay | Cluster, m: int, K: int, waits: bool, iterat
     t_end = updates[-1]
     for i in range(m):
         if np.isfinite(start[i]) and start[i] < t_end:
+            out.add(i, start[i], t_end, "in flight", slow=slow[i])
+    return updates
+
+
+def dpsgd_timeline(delay: Delay | Cluster, closed: np.ndarray, iterations: int, rng: np.random.Generator,
+                   out: Intervals) -> list[float]:
+    """D-PSGD (DESIGN §12): node i starts iteration k + 1 once it and every neighbour (``closed[i]``,
+    its closed neighbourhood) have finished iteration k, t_i(k+1) = max_{j ∈ N(i) ∪ {i}} t_j(k) + X_i(k).
+    A node that finished before its slowest neighbour is ``waiting``; every gradient is ``used``
+    fresh (on the node's own model).  The "updates" are the times the last node ends an iteration."""
+    m = closed.shape[0]
+    jobs = Jobs(delay, rng)
+    every = np.arange(m)
+    t = np.zeros(m)
+    updates: list[float] = []
+    for k in range(iterations):
+        start = t[closed].max(axis=1)
+        if k:
+            out.add_block(every, t, start, np.full(m, "waiting", dtype=object))
+        x, slow = jobs.take(every)
+        t = start + x
+        out.add_block(every, start, t, np.full(m, "used", dtype=object), slow)
+        updates.append(float(t.max()))
+    return updates
+
+
+def adpsgd_timeline(delay: Delay | Cluster, indptr: np.ndarray, indices: np.ndarray, iterations: int,
+                    rng: np.random.Generator, out: Intervals) -> list[float]:
+    """AD-PSGD (DESIGN §12): no node waits.  When node i finishes a gradient it averages its model
+    with a uniformly random neighbour j, applies the gradient and starts again at once.  An
+    interval is ``used`` when node i's model did not change while it computed, else ``stale`` with
+    the number of changes (averagings it took part in, started by a neighbour); each finish is an
+    "update"."""
+    m = indptr.size - 1
+    jobs = Jobs(delay, rng)
+    start = np.zeros(m)
+    finish, slow = jobs.take(np.arange(m))
+    changes = np.zeros(m, dtype=np.int64)  # changes to each node's model since it last read it
+    updates: list[float] = []
+    while len(updates) < iterations:
+        i = int(np.argmin(finish))
+        t = float(finish[i])
+        st = int(changes[i])
+        out.add(i, start[i], t, "used" if st == 0 else "stale", st, slow=slow[i])
+        lo, hi = int(indptr[i]), int(indptr[i + 1])
+        if hi > lo:
+            j = int(indices[lo + int(rng.integers(hi - lo))])
+            changes[j] += 1
+        changes[i] = 0  # i averages, applies its gradient and reads its model
+        updates.append(t)
+        start[i] = t
+        x, slow[i] = jobs.take_one(i)
+        finish[i] = t + x
+    t_end = updates[-1]
+    for i in range(m):
+        if start[i] < t_end:
             out.add(i, start[i], t_end, "in flight", slow=slow[i])
     return updates

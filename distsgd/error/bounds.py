@@ -26,7 +26,7 @@ from ..delays import Delay
 from ..estimate import Estimate
 from ..params import Domain
 from ..random import Seed
-from ..schemes import Scheme
+from ..schemes import GraphScheme, Scheme
 from .problem import P0, Problem
 from .timing import per_update_runtime, runtime_for_time_axis
 
@@ -55,6 +55,9 @@ def _bound_constants(scheme: Scheme, problem: Problem, gamma: float | None,
     eta, L, mu, s2, b = problem.eta, problem.L, problem.mu, problem.sigma2, problem.b
     if scheme.averages_models:
         return None, None, "", "no bound is drawn for local SGD (the exact model curve is shown instead)", None
+    if isinstance(scheme, GraphScheme):
+        return None, None, "", ("Dutta et al.'s bounds are for a parameter server; on a graph the exact model "
+                                "curve (d-psgd) and Koloskova et al.'s rate (DESIGN §12.4) are shown instead"), None
     K = scheme.grads_per_update
     if scheme.fresh:
         cond = "η ≤ 1/L"

@@ -25,7 +25,8 @@ from ..delays import Delay
 from ..estimate import Estimate
 from ..montecarlo import iteration_cost
 from ..random import Seed, generator
-from ..schemes import Scheme
+from ..schemes import GraphScheme, Scheme
+from .graph_run import graph_model_vs_time
 from .problem import Problem
 from .timing import counts_at, covering_trace, updates_needed
 
@@ -38,7 +39,7 @@ def exact_error(scheme: Scheme, problem: Problem, iterations: Any) -> np.ndarray
     Per coordinate with a = 1 − ηh: fresh schemes ``s ← a² s + η²σ²/(b d K)``; local SGD per
     round ``s ← a^{2H} s + η²σ²/(b d m) Σ_{k<H} a^{2k}``.  Closed form of the geometric series.
     """
-    if not scheme.fresh:
+    if not scheme.fresh or isinstance(scheme, GraphScheme):
         return None
     J = np.asarray(iterations, dtype=float)
     h, w0, eta = problem.h, problem.w0, problem.eta
@@ -93,6 +94,9 @@ def exact_error_vs_time(scheme: Scheme, delay: Delay | Cluster, problem: Problem
     number of updates by t, averaged over ``paths`` sampled timing paths (fewer when one path
     is costly); see :class:`ModelCurve`.  None for the asynchronous schemes.  ``runtime`` as
     :func:`~distsgd.error.simulate_error`'s."""
+    if isinstance(scheme, GraphScheme):
+        graph = graph_model_vs_time(scheme, delay, problem, t, min(paths, 400), seed, runtime)
+        return None if graph is None else ModelCurve(*graph)
     if not scheme.fresh:
         return None
     t = np.asarray(t, dtype=float)

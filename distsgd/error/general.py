@@ -34,7 +34,7 @@ from ..problems import LogisticRegression, bundled
 from ..problems.base import LAM, GradientProblem, checked_output
 from ..problems.data import DataSet, check_set, prepared
 from ..random import Seed, generator
-from ..schemes import Scheme
+from ..schemes import GraphScheme, Scheme
 from .problem import BATCH, ETA, MAX_UPDATES, LearningRate
 from .simulate import ErrorSimulation, StaleStats, band, plan_run
 from .timing import counts_at, covering_trace
@@ -164,6 +164,8 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     f(w) − f* (f* from the problem's constants) and each metric, mean and 95 % band over replicas
     (see the module's docstring for the process).  Caps as :func:`distsgd.error.simulate_error`;
     the work cap counts replicas × updates × gradients per update × b × d."""
+    if isinstance(scheme, GraphScheme):
+        raise ParameterError("scheme", "graph_real_problem", scheme=scheme.name)
     eta = ETA.check(eta, "eta")
     b = BATCH.check(b, "b")
     grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from .. import limits
 from ..params import Domain, ParameterError
@@ -136,3 +137,11 @@ class QuadraticProblem:
         """h∘w plus N(0, σ²/(b·d)) in each coordinate: an unbiased gradient with variance σ²/b."""
         sd = math.sqrt(self.model.sigma2 / (b * self.dim))
         return W * self.h + rng.normal(0.0, sd, W.shape) if sd > 0 else W * self.h
+
+
+def band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Mean over replicas (rows) and the Student-t 95 % band (infinite with one replica)."""
+    R = x.shape[0]
+    mean = x.mean(axis=0)
+    hw = student_t.ppf(0.975, R - 1) * x.std(axis=0, ddof=1) / math.sqrt(R) if R > 1 else np.full(mean.shape, np.inf)
+    return mean, mean - hw, mean + hw

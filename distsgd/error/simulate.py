@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from .. import jit, limits
 from ..clusters import Cluster
@@ -24,9 +23,10 @@ from ..estimate import Estimate
 from ..montecarlo import UpdateTrace, iteration_cost
 from ..params import ParameterError
 from ..random import Seed, generator
-from ..schemes import Scheme
+from ..schemes import GraphScheme, Scheme
 from . import sgd_kernels as kernels
 from .exact import geom
+from .graph_run import GRAPH_METRICS, simulate_graph
 from .problem import (
     MAX_UPDATES,
     MAX_WORK,
@@ -35,6 +35,7 @@ from .problem import (
     TIME,
     LearningRate,
     Problem,
+    band,
 )
 from .timing import counts_at, covering_trace, updates_needed
 
@@ -93,6 +94,8 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)
     lr = lr or LearningRate()
     rng = generator(seed)
+    if isinstance(scheme, GraphScheme):
+        return _graph_error(scheme, delay, problem, grid, replicas, n, rng, keep_errors, max_work, max_updates)
     K = 1 if scheme.averages_models else scheme.grads_per_update  # local SGD: one noise draw per step
     work = float(replicas) * n * K * problem.dim
     if work > max_work:
@@ -117,6 +120,22 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     return out
 
 
+def _graph_error(scheme: GraphScheme, delay: Delay | Cluster, problem: Problem, grid: np.ndarray, R: int, n: int,
+                 rng: np.random.Generator, keep: bool, max_work: float, max_updates: int) -> ErrorSimulation:
+    """d-psgd and ad-psgd (DESIGN §12.4): the error of the average model, with the mean node
+    error and the consensus distance as ``metrics`` (:data:`~distsgd.error.graph_run.GRAPH_METRICS`)."""
+    sim, stale = simulate_graph(scheme, delay, problem, grid, R, n, rng, keep, max_work, max_updates)
+    avg = sim.average
+    out = ErrorSimulation(grid, avg.mean, avg.ci95_low, avg.ci95_high, sim.replicas, sim.steps, errors=avg.values,
+                          metrics={name: (b.mean, b.ci95_low, b.ci95_high)
+                                   for name, b in zip(GRAPH_METRICS, (sim.nodes, sim.consensus), strict=True)})
+    if stale is not None:
+        out.staleness_mean = float(stale.mean())
+        out.fresh_fraction = float(np.count_nonzero(stale == 0) / stale.size)
+        out.staleness_counts = np.bincount(stale.ravel())
+    return out
+
+
 def plan_run(scheme: Scheme, delay: Delay | Cluster, time: float, points: int, replicas: int, seed: Seed,
              runtime: Estimate | None, max_updates: int, max_timing_cost: float) -> tuple[np.ndarray, int, int]:
     """The checked grid ``linspace(0, time, points)``, replicas and the updates n that reach the
@@ -133,14 +152,6 @@ def plan_run(scheme: Scheme, delay: Delay | Cluster, time: float, points: int, r
         raise ParameterError("replicas", "timing_too_costly", replicas=replicas, scheme=scheme.label, time=time,
                              seconds=timing / 1e9)
     return np.linspace(0.0, time, points), replicas, n
-
-
-def band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Mean over replicas (rows) and the Student-t 95 % band (infinite with one replica)."""
-    R = x.shape[0]
-    mean = x.mean(axis=0)
-    hw = student_t.ppf(0.975, R - 1) * x.std(axis=0, ddof=1) / math.sqrt(R) if R > 1 else np.full(mean.shape, np.inf)
-    return mean, mean - hw, mean + hw
 
 
 def _replica_group(scheme: Scheme, n: int, dim: int, replicas: int) -> int:

@@ -32,7 +32,8 @@ from ..params import Domain, ParameterError
 
 # isort: split
 # each module registers its schemes as it is imported, so this order is the registry's (and the
-# dashboard's): sync, k-sync, k-batch-sync, then async, k-async, k-batch-async, then local-sgd
+# dashboard's): sync, k-sync, k-batch-sync, then async, k-async, k-batch-async, then local-sgd,
+# then the decentralised d-psgd and ad-psgd
 from .synchronous import KBatchSync, KSync, Sync
 
 # isort: split
@@ -51,15 +52,22 @@ from .base import (
 )
 from .local import LocalSGD
 
+# isort: split
+from ..topology import Topology
+from ..topology import topology as build_topology
+from .decentralised import ADPSGD, DPSGD, GraphScheme
+
 __all__ = [
     "Scheme", "Sync", "KSync", "KBatchSync", "Async", "KAsync", "KBatchAsync", "LocalSGD",
-    "SCHEMES", "register", "make_scheme", "backup_workers", "check_scheme", "scheme_class",
+    "GraphScheme", "DPSGD", "ADPSGD", "SCHEMES", "register", "make_scheme", "scheme_for", "backup_workers",
+    "check_scheme", "scheme_class",
     "scheme_parameters", "SCHEME_NAMES", "M", "K_DOMAIN", "H_DOMAIN", "COMM_DELAY",
     "M_MAX", "K_BATCH_MAX", "H_MAX",
 ]
 
-#: the seven schemes of DESIGN §2, in the order the dashboard lists them: the registry as imported
-#: (the dashboard reads :data:`SCHEMES` itself, which also holds any scheme registered later)
+#: the seven schemes of DESIGN §2 and the two of §12, in the order the dashboard lists them: the
+#: registry as imported (the dashboard reads :data:`SCHEMES` itself, which also holds any scheme
+#: registered later)
 SCHEME_NAMES: tuple[str, ...] = tuple(SCHEMES)
 
 
@@ -77,12 +85,14 @@ def scheme_parameters(name: str) -> tuple[str, ...]:
 
 
 def make_scheme(name: str, m: int, K: int | None = None, H: int | None = None,
-                comm_delay: float = 0.0) -> Scheme:
+                comm_delay: float = 0.0, topology: Topology | str | None = None) -> Scheme:
     """Build and validate a scheme.
 
     K is required for k-sync, k-batch-sync, k-async and k-batch-async (1 ≤ K ≤ m for the
     k-of-m schemes, K ≥ 1 for the batch ones) and must be left out otherwise; H ≥ 1 is
-    required for local-sgd, and comm_delay D ≥ 0 belongs to local-sgd only.
+    required for local-sgd, and comm_delay D ≥ 0 belongs to local-sgd only.  ``topology`` (a
+    :class:`~distsgd.topology.Topology` of m nodes, or a spec string such as ``"ring"``, built
+    on m nodes; default ``"ring"``) belongs to d-psgd and ad-psgd only (DESIGN §12).
     """
     cls = scheme_class(name)
     takes = scheme_parameters(cls.name)
@@ -100,13 +110,37 @@ def make_scheme(name: str, m: int, K: int | None = None, H: int | None = None,
     if "comm_delay" not in takes and not (comm_delay is None or (isinstance(comm_delay, (int, float))
                                                                   and comm_delay == 0)):
         raise ParameterError("comm_delay", "comm_delay_local_only", scheme=cls.name)
+    if "topology" not in takes and topology is not None:
+        raise ParameterError("topology", "not_a_scheme_parameter", scheme=cls.name)
     kwargs: dict[str, Any] = {"m": m}
     if "K" in takes:
         kwargs["K"] = K
     if "H" in takes:
         kwargs["H"] = H
         kwargs["comm_delay"] = 0.0 if comm_delay is None else comm_delay
+    if "topology" in takes:
+        kwargs["topology"] = (topology if isinstance(topology, Topology)
+                              else build_topology("ring" if topology is None else topology, m))
     return cls(**kwargs)
+
+
+def scheme_for(name: str, m: int, K: int | None = None, H: int | None = None, comm_delay: float = 0.0,
+               graph: str = "ring") -> Scheme:
+    """:func:`make_scheme` from a full set of controls, with only the parameters ``name`` takes:
+    K clamped to m for the k-of-m schemes (the scheme says K ≤ m), H, D, and the graph's spec
+    for the decentralised schemes (built on m nodes; a random one from seed 0).  The dashboard's
+    charts and the what-if table build their schemes here."""
+    cls = scheme_class(name)
+    takes = scheme_parameters(cls.name)
+    kw: dict[str, Any] = {}
+    if "K" in takes:
+        kw["K"] = min(K or 1, m) if cls.k_le_m else (K or 1)
+    if "H" in takes:
+        kw["H"] = H or 1
+        kw["comm_delay"] = comm_delay
+    if "topology" in takes:  # a random graph drawn from seed 0: the same graph on every chart
+        kw["topology"] = build_topology(graph, m, seed=0)
+    return make_scheme(cls.name, m, **kw)
 
 
 def check_scheme(scheme: object) -> Scheme:

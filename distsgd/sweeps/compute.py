@@ -42,7 +42,7 @@ from ..montecarlo import iteration_cost, simulation_cost
 from ..params import ParameterError
 from ..problems import GradientProblem
 from ..records import error_curve, problem_error_curve, runtime_point
-from ..schemes import Scheme, make_scheme
+from ..schemes import GraphScheme, Scheme, make_scheme
 from .grid import Context, ErrorSpec, point_seed
 
 __all__ = ["build", "compute_point", "compute_task", "point_cost", "ANALYTIC_COST", "SGD_COST"]
@@ -68,7 +68,7 @@ def build(params: dict[str, Any], ctx: Context) -> tuple[Scheme, Delay | Cluster
         # a loaded trace has its columns already; without a trace make_cluster names them
         trace_columns=params.get("trace_columns") if trace is None else None)
     scheme = make_scheme(params["scheme"], cluster.m, K=params.get("K"), H=params.get("H"),
-                         comm_delay=params.get("comm_delay", 0.0))
+                         comm_delay=params.get("comm_delay", 0.0), topology=params.get("topology"))
     return scheme, as_source(cluster, cluster.m), cluster
 
 
@@ -79,6 +79,8 @@ def _effective(scheme: Scheme, cluster: Cluster) -> dict[str, Any]:
     out: dict[str, Any] = {k: d[k] for k in ("m", "K", "H") if d[k] is not None}
     if hasattr(scheme, "comm_delay"):
         out["comm_delay"] = float(scheme.comm_delay)
+    if isinstance(scheme, GraphScheme):  # the graph as built (a random one's spec records its seed)
+        out["topology"] = scheme.topology.spec
     return {**out, "cluster": cluster.kind, "label": scheme.label}
 
 

@@ -65,6 +65,7 @@ from ..random import SEED
 from ..reasons import Phrase
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, M, scheme_class, scheme_parameters
 from ..tables import read_source
+from ..topology import canonical_spec
 from ..traces import Trace, load_trace
 
 __all__ = ["PARAMETERS", "SCHEME_KEYS", "DEFAULT_ITERATIONS", "Grid", "ErrorSpec", "Context", "load_grid",
@@ -79,7 +80,7 @@ REPLICATE = Domain("replicate", 0, 2**31 - 1, integer=True, doc="repetition of a
 #: the error target ε (the range :func:`distsgd.error.bound_time_to_target` checks)
 EPS = Domain("eps", 0.0, 1e12, low_open=True, symbol="ε", doc="target error")
 #: the parameters a scheme may or may not take: left empty (and not multiplied) where it does not
-SCHEME_KEYS = ("K", "H", "comm_delay")
+SCHEME_KEYS = ("K", "H", "comm_delay", "topology")
 
 
 def _scheme(v: object) -> str:
@@ -113,6 +114,14 @@ def _workers(v: object) -> str:
     return str(parse_workers(v).as_dict()["workers"])
 
 
+def _topology(v: object) -> str:
+    """A graph's spec, checked as far as it can be without m (its name and parameters; a
+    hypercube's m is checked when the point is built)."""
+    if not isinstance(v, str) or not v.strip():
+        raise ParameterError("topology", "topology_expected_spec", value=v)
+    return canonical_spec(v)
+
+
 def _trace_mode(v: object) -> str:
     if v not in TRACE_MODES:
         raise ParameterError("trace_mode", "one_of_bare", choices=", ".join(TRACE_MODES), value=v)
@@ -137,6 +146,7 @@ PARAMETERS: dict[str, tuple[Callable[[object], object], str]] = {
     "K": (_domain(K_DOMAIN, "K"), "int64"),
     "H": (_domain(H_DOMAIN, "H"), "int64"),
     "comm_delay": (_domain(COMM_DELAY, "comm_delay"), "float64"),
+    "topology": (_topology, "string"),
     "delay": (_delay, "string"),
     "slow": (_domain(SLOW, "slow"), "int64"),
     "slowdown": (_domain(SLOWDOWN, "slowdown"), "float64"),

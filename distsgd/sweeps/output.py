@@ -47,8 +47,8 @@ RESULTS: dict[str, str] = {
 }
 #: the schema's metadata key holding the grid's fingerprint
 FINGERPRINT_KEY = b"distsgd.sweep.grid"
-#: the version of this layout (a file of another version is not resumed; 2: the problem columns)
-VERSION = 2
+#: the version of this layout (a file of another version is not resumed; 2: the problem columns; 3: topology)
+VERSION = 3
 SCHEMA = pa.schema([pa.field("point", pa.int64(), nullable=False)]
                    + [pa.field(k, _TYPES[t]) for k, (_, t) in PARAMETERS.items()]
                    + [pa.field(k, _TYPES[t]) for k, t in RESULTS.items()])

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from .. import curves, plots
+from .. import curves, graph_plots, plots
 from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
 from ..clusters import Stragglers, at_m, make_cluster
 from ..comm import CommModel
@@ -45,8 +45,9 @@ from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
 from ..params import from_jsonable
-from ..schemes import Scheme, make_scheme
+from ..schemes import DPSGD, Scheme, make_scheme
 from ..timeline_export import perfetto_trace
+from ..topology import Topology, topology
 from ..traces import Trace
 from ..whatif import READINGS, what_if
 from . import claims, controls, views, workers
@@ -58,6 +59,7 @@ from .rerun_caps import (
     CHART_MAX_ITERATIONS,
     ERROR_POINTS,
     FIGURE_CACHE_ENTRIES,
+    GRAPH_DRAWN_NODES,
     LOCAL_SGD_FREE_D,
     ORDER_STAT_BINS,
     ORDER_STAT_GRID,
@@ -86,6 +88,7 @@ def _subclasses(cls: type) -> list[type]:
 #: their key (a trace's by its digest), and a loaded trace by its digest
 _HASH: dict[Any, Any] = {cls: (lambda d: d.key) for cls in [*_subclasses(Delay), Stragglers]}
 _HASH[Trace] = lambda t: t.digest
+_HASH[Topology] = lambda t: t.digest
 # a user's data set by its digest: Streamlit would hash a dataclass field by field, arrays included
 _HASH[RealProblem] = lambda p: (p.name, p.lam, p.eta, p.b, p.test_fraction, p.split_seed,
                                 None if p.data is None else p.data.digest)
@@ -116,14 +119,16 @@ def _why(row: dict[str, Any]) -> str:
 
 @st.cache_data(**_CACHE)
 def runtime_vs_K(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int,
-                 budget: float, seed: int) -> list[dict[str, Any]]:
-    return workers.call(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, **_RUNTIME_CAPS)
+                 budget: float, seed: int, graph: str = "ring") -> list[dict[str, Any]]:
+    return workers.call(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, graph=graph,
+                        **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
 def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int,
-                 comm_delay: float, budget: float, seed: int) -> list[dict[str, Any]]:
-    return workers.call(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, **_RUNTIME_CAPS)
+                 comm_delay: float, budget: float, seed: int, graph: str = "ring") -> list[dict[str, Any]]:
+    return workers.call(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, graph=graph,
+                        **_RUNTIME_CAPS)
 
 
 @st.cache_data(**_CACHE)
@@ -232,6 +237,30 @@ def timeline(scheme: Scheme, delay: Workers, iterations: int, seed: int) -> dict
 
 
 @st.cache_resource(**_VIEW)
+def graph_view(graph: str, m: int, slow: tuple[int, ...], delay: Workers) -> dict[str, Any]:
+    """The graph on m nodes (seed 0, as the charts build it): its JSON facts (DESIGN §12), the
+    drawing with the slow nodes marked (only up to :data:`GRAPH_DRAWN_NODES`), and d-psgd's bounds
+    and the analytic E[T] of d-psgd, sync, async and ad-psgd at this m."""
+    topo = topology(graph, m, seed=0)
+    figure = graph_plots.graph_figure(topo.spec, m, topo.edges, slow) if m <= GRAPH_DRAWN_NODES else None
+    rows = runtime_points(tuple(curves.build(n, m, graph=graph) for n in ("d-psgd", "sync", "async", "ad-psgd")),
+                          delay, 0.0, 0)
+    src = at_m(delay, m)
+    dpsgd = DPSGD(m, topo)
+    lower, upper = workers.call(dpsgd.runtime_bounds, src, CHART_ANALYTIC_WORK)
+    return {"facts": topo.as_dict(), "label": topo.label, "figure": figure, "rows": rows,
+            "lower": lower, "upper": upper}
+
+
+@st.cache_resource(**_VIEW)
+def graph_runtime_view(graphs: tuple[str, ...], ms: tuple[int, ...], delay: Workers, budget: float,
+                       seed: int, title: str) -> dict[str, Any]:
+    """E[T] against m on each graph beside sync and async (:func:`curves.graph_runtime_vs_m`)."""
+    rows = workers.call(curves.graph_runtime_vs_m, graphs, ms, delay, budget, seed, **_RUNTIME_CAPS)
+    return {"rows": rows, "figure": graph_plots.graph_runtime_figure(rows, title)}
+
+
+@st.cache_resource(**_VIEW)
 def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: int,
             ms: tuple[int, ...]) -> dict[str, Any]:
     """The communication model in the page's units (10⁶ parameters, Gbit/s, ms): D, the time of
@@ -248,15 +277,15 @@ def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: i
 
 @st.cache_resource(**_VIEW)
 def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
-                      seed: int, x_title: str, title: str) -> dict[str, Any]:
-    rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed)
+                      seed: int, x_title: str, title: str, graph: str = "ring") -> dict[str, Any]:
+    rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed, graph)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "x_K", x_title, title)}
 
 
 @st.cache_resource(**_VIEW)
 def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
-                      budget: float, seed: int, x_title: str, title: str) -> dict[str, Any]:
-    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed)
+                      budget: float, seed: int, x_title: str, title: str, graph: str = "ring") -> dict[str, Any]:
+    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "m", x_title, title, log_x=True)}
 
 
@@ -269,8 +298,8 @@ def runtime_vs_H_view(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: f
 
 @st.cache_resource(**_VIEW)
 def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
-                 budget: float, seed: int) -> dict[str, Any]:
-    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed)
+                 budget: float, seed: int, graph: str = "ring") -> dict[str, Any]:
+    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
     return {"rows": rows, "figure": plots.speedup_figure(rows)}
 
 
@@ -296,6 +325,8 @@ def _error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, t
     view = {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
     if any("test_accuracy_mean" in r for r in rows):
         view["accuracy_figure"] = plots.metric_figure(rows, "test_accuracy")
+    if any("consensus_mean" in r for r in rows):
+        view["consensus_figure"] = plots.metric_figure(rows, "consensus")
     return view
 
 

@@ -19,7 +19,8 @@ from ..clusters import Cluster, Stragglers
 from ..delays import Delay, Exponential
 from .i18n import N_, tr
 
-__all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence", "whatif"]
+__all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence", "whatif", "graph_runtime",
+           "graph_vs_m"]
 
 #: the formulas in the sentences (LaTeX, the same in every language: fields of the messages)
 _FORMULAS = {"order_statistic": r"$\mathbb{E}[X_{K:m}]$", "runtime": r"$\mathbb{E}[T]$"}
@@ -111,8 +112,9 @@ def _cluster_law(c: Cluster) -> str:
     return tr("These workers' laws are not all new-longer-than-used: neither scheme is ahead in general.")
 
 
-def error_race(rows: list[dict[str, Any]], targets: dict[str, float], eps: float) -> str:
-    """Who reaches ε first and who is lowest at the horizon, from the simulated means shown."""
+def error_race(rows: list[dict[str, Any]], targets: dict[str, float], eps: float, fresh_floor: bool = True) -> str:
+    """Who reaches ε first and who is lowest at the horizon, from the simulated means shown (and,
+    with ``fresh_floor``, how the fresh schemes' bound floor depends on K)."""
     if not rows:
         return ""
     horizon = max(r["time"] for r in rows)
@@ -131,6 +133,8 @@ def error_race(rows: list[dict[str, Any]], targets: dict[str, float], eps: float
     if reached and low != min(reached, key=reached.__getitem__):
         text = _join(text, tr("Getting there first and levelling off lowest are different things: fewer gradients "
                               "per update are quicker, more gradients average out more noise."))
+    if not fresh_floor:
+        return text
     return _join(text, tr("With fresh gradients the bound's floor F_K = ηLσ²/(2μbK) falls as 1/K."))
 
 
@@ -284,3 +288,53 @@ def real_problem(spec: Any, facts: dict[str, Any], rows: Sequence[dict[str, Any]
         text = _join(text, tr("Replicas run within the page's work budget ({d} numbers a model): {which}.",
                               d=facts["dim"], which=", ".join(fewer)))
     return text
+
+
+def _value(row: dict[str, Any] | None) -> str:
+    """An analytic E[T] as the sentences show it: the number, "at most"/"at least" for a bound, or
+    why there is none."""
+    if row is None or row.get("analytic") is None:
+        return tr("none ({kind})", kind=str(row["kind"]) if row else "unavailable")
+    v = f"{row['analytic']:.4g}"
+    kind = row["kind"]
+    return tr("at most {v}", v=v) if kind == "upper_bound" else tr("at least {v}", v=v) if kind == "lower_bound" else v
+
+
+def graph_runtime(rows: Sequence[dict[str, Any]], lower: Any, upper: Any, facts: dict[str, Any], m: int) -> str:
+    """d-psgd's time per iteration on this graph against sync's (DESIGN §12.3), from the analytic
+    values shown: the cycle time γ (exact, or its upper bound), its bounds, sync's E[X_{m:m}], and
+    what async and ad-psgd take per gradient.  A ratio is stated only when γ is exact or an upper
+    bound and sync's value is exact or numerical."""
+    by = {r["scheme"]: r for r in rows}
+    d, s, a = by.get("d-psgd"), by.get("sync"), by.get("async")
+    text = tr("On this graph of m = {m} nodes a d-psgd iteration (every node one gradient) takes γ = {g}; sync, "
+              "which waits for the slowest of all m, takes {s}.", m=m, g=_value(d), s=_value(s))
+    if lower is not None and lower.value is not None and upper is not None and upper.value is not None:
+        text = _join(text, tr("Bounds: {low:.4g} ≤ γ ≤ {high:.4g} (degrees {d} to {D}).",
+                              low=lower.value, high=upper.value, d=facts["min_degree"], D=facts["max_degree"]))
+    if d and s and d.get("analytic") and s.get("analytic") and d["kind"] in (*VALUE_KINDS, "upper_bound") \
+            and s["kind"] in VALUE_KINDS:
+        ratio = s["analytic"] / d["analytic"]
+        if d["kind"] == "upper_bound":
+            text = _join(text, tr("So d-psgd's iteration is at least {r:.3g}× as fast as sync's.", r=ratio))
+        elif ratio >= 1:
+            text = _join(text, tr("So d-psgd's iteration is {r:.3g}× as fast as sync's.", r=ratio))
+    if a and a.get("analytic") is not None:
+        text = _join(text, tr("Async and ad-psgd wait for nobody: {v:.4g} per gradient (E[X]/m), one model "
+                              "change per gradient instead of m.", v=a["analytic"]))
+    return text
+
+
+def graph_vs_m(rows: Sequence[dict[str, Any]]) -> str:
+    """d-psgd on the ring against sync at the smallest and largest m of the chart where both have
+    an analytic value (the numbers on the chart)."""
+    ring = {r["m"]: r for r in rows if r.get("graph") == "ring" and r.get("analytic") is not None}
+    sync = {r["m"]: r for r in rows if r["scheme"] == "sync" and r.get("graph") is None and r.get("analytic")}
+    both = sorted(set(ring) & set(sync))
+    if len(both) < 2:
+        return tr("Sync waits for the slowest of all m; a node of d-psgd waits only for its neighbours.")
+    lo, hi = both[0], both[-1]
+    return tr("At m = {lo}, d-psgd on the ring takes {r_lo} per iteration and sync {s_lo}; at m = {hi}, {r_hi} "
+              "and {s_hi}. Sync waits for the slowest of all m; a ring's node waits only for its two "
+              "neighbours.", lo=lo, hi=hi, r_lo=_value(ring[lo]), s_lo=_value(sync[lo]), r_hi=_value(ring[hi]),
+              s_hi=_value(sync[hi]))

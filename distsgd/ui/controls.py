@@ -35,6 +35,9 @@ from .i18n import LANGUAGES, N_, phrase, tr
 from .plain_text import quote
 from .rerun_caps import RANGES, UI_BUDGETS, UI_DEFAULT_BUDGET
 
+#: the graphs the sidebar offers the decentralised schemes (spec strings of DESIGN §12, built on m nodes)
+GRAPHS = ("ring", "torus", "hypercube", "exponential", "random-regular(d=4)", "complete", "star")
+
 #: the problem choice of a user's data file: read from an upload (a URL never names a file)
 UPLOAD_PROBLEM = "logreg:upload"
 #: the problem choices of the Error and Trade-offs pages (DESIGN §9): the quadratic, the bundled
@@ -270,6 +273,9 @@ def _controls(families: dict[str, Family], family_controls: list[Control]) -> di
         _num("m", N_("workers m"), 16, _narrow(M, *RANGES["m"]), 1),
         _num("K", N_("wait for K"), 4, _narrow(K_DOMAIN, *RANGES["K"]), 1, N_("gradients per update (K ≤ m here)")),
         _num("H", N_("local steps H"), 4, _narrow(H_DOMAIN, *RANGES["H"]), 1, N_("local SGD: steps between averaging")),
+        Control("graph", N_("graph of the nodes"), "ring", options=GRAPHS,
+                help=N_("d-psgd and ad-psgd: which nodes are neighbours. A hypercube needs m a power "
+                        "of 2; the torus is the most square a × b = m.")),
         Control("stragglers", N_("Who is slow"), "none", options=STRAGGLER_KINDS,
                 help=N_("none: every mini-batch of every worker i.i.d. X. b slow workers: the first b always take "
                         "s·X. Slow spells: every worker turns slow (s·X) now and then; π is the long-run fraction of "
@@ -417,4 +423,7 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
                 UPLOAD_PROBLEM: N_("logistic regression: your data file")},
     "comm_source": {"slider": N_("slider"), "network model": N_("network model")},
     "topology": {"parameter-server": N_("parameter-server"), "ring-allreduce": N_("ring-allreduce")},
+    "graph": {"ring": N_("ring"), "torus": N_("torus"), "hypercube": N_("hypercube"),
+              "exponential": N_("exponential graph"), "random-regular(d=4)": N_("random 4-regular"),
+              "complete": N_("complete graph"), "star": N_("star")},
 }

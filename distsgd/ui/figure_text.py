@@ -61,6 +61,13 @@ FIGURE_TEXT = (
     N_("test accuracy"),
     N_("Test loss against wall-clock time"),
     N_("test loss (mean log-loss)"),
+    N_("Mean node error against wall-clock time"),
+    N_("Consensus distance against wall-clock time"),
+    # -- the graph page (distsgd.graph_plots): "d-psgd, ring" is the scheme field of the prefixes above
+    N_("lower bound: {scheme}"),
+    N_("E[T] per iteration against m on each graph"),
+    N_("nodes m (log scale)"),
+    N_("node"), N_("slow node"),
     # -- staleness tail (plots.staleness_tail_figure)
     N_("Staleness of the gradients used: P(staleness ≥ x)"),
     N_("staleness x (updates)"),

@@ -155,6 +155,10 @@ LOCAL_SGD_FREE_D = 0.0
 
 #: workers drawn, of limits.TIMELINE_MAX_M = 200: more bars than a screen shows
 TIMELINE_WORKERS = 40
+#: the graph page draws the graph up to this many nodes (a drawing of more is a blur of edges)
+GRAPH_DRAWN_NODES = 200
+#: the graphs the graph page compares against m (the complete graph is sync, drawn as sync)
+GRAPH_PAGE_GRAPHS = ("ring", "torus", "hypercube", "exponential")
 #: updates drawn (slider), of limits.TIMELINE_MAX_ITERATIONS = 200: 30 fill the chart's width
 TIMELINE_MAX_UPDATES = 30
 

@@ -19,6 +19,7 @@ from ..clusters import Stragglers
 from ..delays import Delay, Empirical, Exponential
 from ..params import ParameterError
 from ..problems.data import DataSet
+from ..topology import graph_fits
 from ..traces import Trace, load_trace
 from . import controls, plain_text, presets, state
 from .i18n import LANGUAGES, N_, tr
@@ -51,6 +52,8 @@ class Selection:
     schemes: tuple[str, ...]
     seed: int
     budget: float
+    #: the decentralised schemes' graph (a spec of DESIGN §12, built on each point's m)
+    graph: str = "ring"
 
 
 def number(key: str, where: Any = None, bounds: tuple[float, float] | None = None,
@@ -341,11 +344,23 @@ def sidebar() -> Selection:
     if not schemes:
         state.notify(tr("No scheme selected: showing sync."))
         schemes = ["sync"]
+    graph = _graph(sb, int(m))
     with sb.expander(tr("Simulation")):
         seed = number("seed", st, slider=False)
         budget = choice("budget", st)
     return Selection(delay=delay, workers=workers, m=int(m), K=int(K), H=int(H), schemes=tuple(schemes),
-                     seed=int(seed), budget=UI_BUDGETS[budget])
+                     seed=int(seed), budget=UI_BUDGETS[budget], graph=graph)
+
+
+def _graph(sb: Any, m: int) -> str:
+    """The graph of d-psgd and ad-psgd (and of the graph page); one m nodes cannot form (a
+    hypercube on m not a power of 2) is replaced by the ring, with a notice."""
+    graph = str(choice("graph", sb))
+    if not graph_fits(graph, m):
+        state.notify(tr("A {graph} cannot be built on m = {m} nodes (a hypercube needs m a power of 2): "
+                        "showing the ring.", graph=graph, m=m))
+        return "ring"
+    return graph
 
 
 def current() -> Selection:
