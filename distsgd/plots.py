@@ -223,8 +223,7 @@ def metric_figure(rows: Sequence[dict[str, Any]], metric: str = "test_accuracy")
     for label in labels:
         rs = [r for r in rows if r["scheme"] == label]
         data += _simulated(rs, metric, _arr([r["time"] for r in rs]), colors[label], label)
-    return _build(_layout(METRIC_TITLES[metric][0], "wall-clock time (time units)", METRIC_TITLES[metric][1],
-                          log_y=metric == "consensus"), data)
+    return _build(_layout(METRIC_TITLES[metric][0], "wall-clock time (time units)", METRIC_TITLES[metric][1]), data)
 
 
 def _simulated(rs: Sequence[dict[str, Any]], column: str, t: np.ndarray, col: str, label: str) -> list[Any]:

@@ -49,16 +49,15 @@ def body(sel: sidebar.Selection) -> None:
     """The drawing of the sidebar's graph, E[T] at this m and against m, and the error charts."""
     graph = sel.graph  # the sidebar's graph control (the ring where its graph cannot be built on m nodes)
     with page.guard():
-        page.stragglers_note(sel.workers)
         slow = tuple(range(min(sel.workers.slow, sel.m))) if sel.workers.kind == "static" else ()
-        view = cached.graph_view(graph, sel.m, slow, sel.workers)
+        view = cached.graph_view(graph, sel.m, slow, sel.workers, sel.budget, sel.seed)
         facts = view["facts"]
         c1, c2 = st.columns([3, 2])
         with c1:
             if view["figure"] is not None:
-                st.plotly_chart(view["figure"], width="stretch", key="chart-graph")
-                if slow:
-                    st.caption(tr("Red: the {b} slow nodes of the sidebar's stragglers.", b=len(slow)))
+                page.chart(view["figure"], lambda: [{"node_a": int(a), "node_b": int(b)} for a, b in view["edges"]],
+                           "graph", tr("Red: the {b} slow nodes of the sidebar's stragglers.", b=len(slow))
+                           if slow else "")
             else:
                 st.info(tr("The graph is drawn for m ≤ {cap} nodes.", cap=caps.GRAPH_DRAWN_NODES))
         with c2:

@@ -44,7 +44,9 @@ def body(sel: sidebar.Selection) -> None:
                       "and the other m − K are cancelled (red). K-async: the K pushers wait for the update while the "
                       "others keep computing, and push stale (orange) gradients. Async and K-batch-async: nobody "
                       "waits, at the price of stale gradients. Local SGD: everyone waits for the slowest sum of H "
-                      "steps, then communicates."))
+                      "steps, then communicates. D-PSGD: a node waits only for itself and its neighbours to finish "
+                      "the iteration. AD-PSGD: nobody waits; a bar is stale when a neighbour averaged with the node "
+                      "while it computed."))
         for col, (o, v) in zip(st.columns(len(view["shares"])), view["shares"].items(), strict=True):
             col.metric(views.word(o), f"{100 * v:.0f}%")
         st.caption(tr("Share of worker-time up to the last update ({scheme}, {workers}).", scheme=scheme.label,

@@ -237,18 +237,18 @@ def timeline(scheme: Scheme, delay: Workers, iterations: int, seed: int) -> dict
 
 
 @st.cache_resource(**_VIEW)
-def graph_view(graph: str, m: int, slow: tuple[int, ...], delay: Workers) -> dict[str, Any]:
+def graph_view(graph: str, m: int, slow: tuple[int, ...], delay: Workers, budget: float, seed: int) -> dict[str, Any]:
     """The graph on m nodes (seed 0, as the charts build it): its JSON facts (DESIGN §12), the
     drawing with the slow nodes marked (only up to :data:`GRAPH_DRAWN_NODES`), and d-psgd's bounds
-    and the analytic E[T] of d-psgd, sync, async and ad-psgd at this m."""
+    and E[T] of d-psgd, sync, async and ad-psgd at this m (analytic and Monte Carlo)."""
     topo = topology(graph, m, seed=0)
     figure = graph_plots.graph_figure(topo.spec, m, topo.edges, slow) if m <= GRAPH_DRAWN_NODES else None
     rows = runtime_points(tuple(curves.build(n, m, graph=graph) for n in ("d-psgd", "sync", "async", "ad-psgd")),
-                          delay, 0.0, 0)
+                          delay, budget, seed)
     src = at_m(delay, m)
     dpsgd = DPSGD(m, topo)
     lower, upper = workers.call(dpsgd.runtime_bounds, src, CHART_ANALYTIC_WORK)
-    return {"facts": topo.as_dict(), "label": topo.label, "figure": figure, "rows": rows,
+    return {"facts": topo.as_dict(), "label": topo.label, "figure": figure, "rows": rows, "edges": topo.edges,
             "lower": lower, "upper": upper}
 
 

@@ -326,9 +326,9 @@ def graph_runtime(rows: Sequence[dict[str, Any]], lower: Any, upper: Any, facts:
 
 
 def graph_vs_m(rows: Sequence[dict[str, Any]]) -> str:
-    """d-psgd on the ring against sync at the smallest and largest m of the chart where both have
-    an analytic value (the numbers on the chart)."""
-    ring = {r["m"]: r for r in rows if r.get("graph") == "ring" and r.get("analytic") is not None}
+    """d-psgd on the ring against sync at the smallest and largest m ≥ 3 of the chart where both
+    have an analytic value (the numbers on the chart; below 3 nodes a ring is complete)."""
+    ring = {r["m"]: r for r in rows if r.get("graph") == "ring" and r.get("analytic") is not None and r["m"] >= 3}
     sync = {r["m"]: r for r in rows if r["scheme"] == "sync" and r.get("graph") is None and r.get("analytic")}
     both = sorted(set(ring) & set(sync))
     if len(both) < 2:
