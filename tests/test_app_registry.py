@@ -23,12 +23,12 @@ from scipy import stats
 from streamlit.testing.v1 import AppTest
 
 from apptest_support import navigation_only, open_app
-from distsgd import curves, delays, whatif
+from distsgd import curves, delays
 from distsgd.delays import Delay
 from distsgd.estimate import Estimate
 from distsgd.orderstats import order_statistic_mean, sample_order_statistic
 from distsgd.params import Domain
-from distsgd.schemes import SCHEMES, register
+from distsgd.schemes import SCHEMES, register, scheme_for
 from distsgd.schemes.base import WithK
 from distsgd.ui import controls, i18n, sidebar
 
@@ -176,7 +176,7 @@ def test_the_registries_are_restored_afterwards() -> None:
 
 def test_k_is_clamped_to_m_because_the_scheme_says_so(toys: None) -> None:
     assert curves.build("toy-k-sync", 3, 8).K == 3  # type: ignore[attr-defined]
-    assert whatif._scheme("toy-k-sync", 3, 8, 1).K == 3  # type: ignore[attr-defined]
+    assert scheme_for("toy-k-sync", 3, 8, 1).K == 3  # type: ignore[attr-defined]  # the what-if table's builder
     assert curves.build("k-batch-sync", 3, 8).K == 8  # type: ignore[attr-defined]  # the batch schemes take K > m
 
 
@@ -196,7 +196,7 @@ def test_the_derived_choices_are_the_dashboard_s_historical_ones() -> None:
                                         "trace": ("trace_mode",)}
     assert controls.CONTROLS["stragglers"].options == ("none", "static", "markov", "trace")
     assert controls.CONTROLS["schemes"].options == ("sync", "k-sync", "k-batch-sync", "async", "k-async",
-                                                    "k-batch-async", "local-sgd")
+                                                    "k-batch-async", "local-sgd", "d-psgd", "ad-psgd")
     assert list(controls.CONTROLS)[:13] == ["delay", "lam", "delta", "xm", "alpha", "ln_mu", "ln_sigma", "n_mean",
                                             "n_std", "w_shape", "w_scale", "u_low", "u_high"]
     alpha = controls.CONTROLS["alpha"]

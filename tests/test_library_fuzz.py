@@ -42,6 +42,7 @@ from distsgd.montecarlo import (
     simulate_updates,
 )
 from distsgd.schemes import H_MAX, K_BATCH_MAX, M_MAX, SCHEME_NAMES
+from distsgd.topology import NODES
 
 #: one worker runs the whole file under xdist, so that the last test sees every call counted
 pytestmark = pytest.mark.xdist_group("library_fuzz")
@@ -198,7 +199,11 @@ def schemes(draw, max_m: int = M_MAX):
     elif name == "local-sgd":
         H = draw(st.one_of(st.sampled_from([1, 2, H_MAX]), st.integers(1, H_MAX)))
         D = draw(_edge(0.0, 1e9, (0.5,)))
-    s, err = call("construct", make_scheme, name, m, K=K, H=H, comm_delay=D)
+    graph = None
+    if name in ("d-psgd", "ad-psgd"):  # a graph of at most NODES.high nodes (its own domain, DESIGN §12.1)
+        m = min(m, int(NODES.high))
+        graph = draw(st.sampled_from(["ring", "exponential", "star", "torus"]))
+    s, err = call("construct", make_scheme, name, m, K=K, H=H, comm_delay=D, topology=graph)
     assert err is None, err
     return s
 

@@ -60,7 +60,7 @@ def test_batch_schemes_allow_K_above_m():
 def test_names_are_case_and_underscore_tolerant():
     assert make_scheme("K_Sync", 4, K=2) == make_scheme("k-sync", 4, K=2)
     assert set(SCHEME_NAMES) == {"sync", "k-sync", "k-batch-sync", "async", "k-async",
-                                 "k-batch-async", "local-sgd"}
+                                 "k-batch-async", "local-sgd", "d-psgd", "ad-psgd"}
 
 
 def test_backup_workers_is_k_sync_with_n_plus_b():

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..clusters import Cluster
 from ..delays import Delay
-from ..engines import graph, renewal, timeline
+from ..engines import graph, timeline
 from ..engines.batchmeans import BatchMeans
 from ..engines.renewal import UpdateTrace
 from ..estimate import Estimate, infinite
@@ -102,6 +102,11 @@ class DPSGD(GraphScheme):
                     keep: bool) -> tuple[list[BatchMeans], str]:
         return graph.dpsgd_batch_means(delay, self.topology, R, w, n, B, rng, keep)
 
+    def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
+                     record: bool) -> UpdateTrace:
+        """The iterations' times: when the last node ends iteration k (every gradient fresh)."""
+        return UpdateTrace(graph.dpsgd_finish_times(delay, self.topology, replicas, updates, rng)[:, 1:].max(axis=2))
+
     def iteration_cost(self, delay: Delay | None, replicas: int) -> float:
         return graph.dpsgd_cost(self.topology)
 
@@ -151,7 +156,10 @@ class ADPSGD(GraphScheme):
 
     def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:
-        return renewal.merged_trace(delay, self.m, 1, replicas, updates, rng, record)
+        """Every gradient an update of its node's model: its time, its node, and its staleness
+        (averagings a neighbour started with that node while it computed)."""
+        ev = graph.adpsgd_events(delay, self.topology, replicas, updates, rng)
+        return UpdateTrace(ev.times, ev.nodes[..., None], ev.staleness[..., None])
 
     def batch_means(self, delay: Delay | Cluster, R: int, w: int, n: int, B: int, rng: np.random.Generator,
                     keep: bool) -> tuple[list[BatchMeans], str]:
