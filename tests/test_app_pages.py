@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from apptest_support import control_use, core_calls, navigation_only, open_app
 
 PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timeline.py",
-         "pages/local_sgd.py", "pages/tradeoffs.py"]
+         "pages/local_sgd.py", "pages/tradeoffs.py", "pages/graph.py"]
 THEORY = ("analytic", "bound", "theory")
 SIMULATION = ("simulated", "Monte Carlo")
 
@@ -103,7 +103,9 @@ def test_every_sidebar_control_moves_without_error(page):
         assert_clean(at)
         assert at.get("plotly_chart")
     at.sidebar.multiselect(key="schemes").set_value(
-        ["sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd"]).run()
+        ["sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd", "d-psgd", "ad-psgd"]).run()
+    at.sidebar.selectbox(key="graph").set_value("torus").run()
+    assert_clean(at)
     at.sidebar.number_input(key="seed").set_value(7).run()
     at.sidebar.selectbox(key="budget").set_value("balanced").run()
     assert_clean(at)

@@ -55,11 +55,11 @@ from test_ui_units import autolinks, rendered
 
 PAGES = ["runtime", "error", "delays", "timeline", "local_sgd", "tradeoffs", "graph"]
 SCHEMES = ["sync", "k-sync", "k-batch-sync", "async", "k-async", "k-batch-async", "local-sgd", "d-psgd", "ad-psgd"]
-RUNS_MIN = 400
+RUNS_MIN = 330
 SECONDS_MAX = 10.0
 NOTICE_MAX = 300
 APPTEST_TIMEOUT = 120.0
-HYPOTHESIS_EXAMPLES = 240
+HYPOTHESIS_EXAMPLES = 160
 STREAMLIT_KEYS = ("embed", "embed_options")  # Streamlit's own: an app can neither read nor clear them
 DUMP = os.environ.get("DISTSGD_FUZZ_DUMP")  # a file to write every failing run to (for triage)
 

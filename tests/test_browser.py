@@ -885,13 +885,19 @@ TOFU_JS = r"""(chars) => {
 }"""
 
 
+#: the pages the browser opens in Chinese: the font and the navigation are the browser's to check;
+#: that no English is left on any page, in both languages, is tests/test_app_i18n.py's (AppTest)
+CHINESE_PAGES = ("/", "/error", "/graph", "/cluster")
+
+
 def every_page_in_chinese(server: str, browser, errors: list[str], problems: Problems) -> None:
-    """Every page opened by its own URL with ?lang=zh (a new session each time): each shows Chinese
+    """Pages opened by their own URL with ?lang=zh (a new session each time): each shows Chinese
     (its title, navigation and text), drawn with a font that has the characters; then a click on
     another page's link keeps Chinese and lang=zh; then the selector goes back to English."""
     pg = bs.new_page(browser, errors)
     try:
-        for path, (name, _) in PAGES.items():
+        for path in CHINESE_PAGES:
+            name = PAGES[path][0]
             bs.open_url(pg, f"{server}{path}?lang=zh", charts=True)
             title = pg.locator("h1").first.inner_text()
             text = pg.locator('[data-testid="stMain"]').inner_text()

@@ -126,3 +126,28 @@ def test_ad_psgd_error_reports_its_staleness():
     assert 0 < sim.staleness_mean < 6 and 0 < sim.fresh_fraction < 1
     counts = sim.staleness_counts
     assert math.isclose((np.arange(counts.size) * counts).sum() / counts.sum(), sim.staleness_mean)
+
+
+def test_the_graph_page_sentences_follow_the_numbers_shown():
+    """The graph page's claims (DESIGN §12.2) say a ratio only when it holds: with γ exact, sync's
+    E[T] over γ; with γ only an upper bound, "at least" that ratio, and nothing when the bound is
+    above sync's value; the chart's sentence quotes the ring and sync at its smallest and largest
+    m of three nodes or more."""
+    from distsgd.estimate import Estimate
+    from distsgd.ui import claims
+
+    def rows(g, kind, s=3.0):
+        return [{"scheme": "d-psgd", "analytic": g, "kind": kind}, {"scheme": "sync", "analytic": s, "kind": "exact"},
+                {"scheme": "async", "analytic": 0.25, "kind": "exact"}]
+    facts = {"min_degree": 2, "max_degree": 2}
+    b = (Estimate(1.5, "lower_bound", "x"), Estimate(3.5, "upper_bound", "y"))
+    assert f"{3.0 / 2.0:.3g}× as fast" in claims.graph_runtime(rows(2.0, "exact"), *b, facts, 8)
+    assert f"at least {3.0 / 2.4:.3g}×" in claims.graph_runtime(rows(2.4, "upper_bound"), *b, facts, 8)
+    assert "as fast" not in claims.graph_runtime(rows(3.5, "upper_bound"), *b, facts, 8)
+    assert "as fast" not in claims.graph_runtime(rows(3.2, "exact"), *b, facts, 8)  # slower: no speed-up claimed
+    chart = [{"scheme": "d-psgd", "graph": "ring", "m": m, "analytic": a, "kind": "exact"}
+             for m, a in ((1, 1.0), (4, 1.9), (16, 2.2))] + \
+            [{"scheme": "sync", "graph": None, "m": m, "analytic": a, "kind": "exact"}
+             for m, a in ((1, 1.0), (4, 2.08), (16, 3.38))]
+    text = claims.graph_vs_m(chart)
+    assert "At m = 4," in text and "1.9" in text and "2.08" in text and "m = 16" in text and "3.38" in text

@@ -315,9 +315,9 @@ def graph_runtime(rows: Sequence[dict[str, Any]], lower: Any, upper: Any, facts:
     if d and s and d.get("analytic") and s.get("analytic") and d["kind"] in (*VALUE_KINDS, "upper_bound") \
             and s["kind"] in VALUE_KINDS:
         ratio = s["analytic"] / d["analytic"]
-        if d["kind"] == "upper_bound":
+        if d["kind"] == "upper_bound" and ratio > 1:
             text = _join(text, tr("So d-psgd's iteration is at least {r:.3g}× as fast as sync's.", r=ratio))
-        elif ratio >= 1:
+        elif d["kind"] != "upper_bound" and ratio >= 1:
             text = _join(text, tr("So d-psgd's iteration is {r:.3g}× as fast as sync's.", r=ratio))
     if a and a.get("analytic") is not None:
         text = _join(text, tr("Async and ad-psgd wait for nobody: {v:.4g} per gradient (E[X]/m), one model "

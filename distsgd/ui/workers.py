@@ -25,6 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any, TypeVar
 
 from .. import curves, plots
+from ..analytic import expected_runtime
 from ..delays import parse_delay
 from ..error import Problem
 from ..montecarlo import simulate_timeline
@@ -83,6 +84,7 @@ def warm() -> None:
     curves.error_rows(tuple(curves.build(name, 4, 2, 2) for name in SCHEME_NAMES), delay, Problem(), 2.0, 5, 4, 1)
     for name in SCHEME_NAMES:
         simulate_timeline(curves.build(name, 4, 2, 2), delay, 3, 1)
+    expected_runtime(curves.build("d-psgd", 4), parse_delay("exp(rate=1)"))  # the gap chain's sweep kernel
 
 
 def start() -> list[Future[int]]:
