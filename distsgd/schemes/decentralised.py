@@ -35,9 +35,6 @@ class GraphScheme(Scheme):
     """A scheme on a graph of m nodes: ``topology`` (its m must be the scheme's)."""
 
     topology: Topology
-    #: the nodes hold their own models (the error of the average model, the mean node error and
-    #: the consensus distance are reported: DESIGN §12.4)
-    decentralised: ClassVar[bool] = True
     timeline_parameter: ClassVar[str] = "m"
     #: a node averages with one random neighbour per gradient, without waiting (ad-psgd); else it
     #: waits for its neighbours and averages with all of them (d-psgd)
