@@ -151,3 +151,14 @@ def test_the_graph_page_sentences_follow_the_numbers_shown():
              for m, a in ((1, 1.0), (4, 2.08), (16, 3.38))]
     text = claims.graph_vs_m(chart)
     assert "At m = 4," in text and "1.9" in text and "2.08" in text and "m = 16" in text and "3.38" in text
+
+
+def test_a_graph_the_m_cannot_form_shows_the_ring_with_the_reason():
+    """?graph=hypercube&m=6: the sidebar keeps the choice, says why (the library's refusal, in the
+    reader's language) and the graph page draws the ring of 6 (δ = (2/3)(1 − cos(2π/6)) = 1/3)."""
+    from tests.apptest_support import open_app
+    at = open_app("pages/graph.py", {"graph": "hypercube", "m": "6"})
+    assert not at.exception
+    notices = " ".join(w.value for w in at.warning)
+    assert "hypercube" in notices and "power of 2" in notices and "ring" in notices, notices
+    assert [m.value for m in at.metric][0] == f"{(2 / 3) * (1 - math.cos(2 * math.pi / 6)):.4g}"

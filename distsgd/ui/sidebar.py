@@ -19,7 +19,7 @@ from ..clusters import Stragglers
 from ..delays import Delay, Empirical, Exponential
 from ..params import ParameterError
 from ..problems.data import DataSet
-from ..topology import graph_fits
+from ..topology import graph_fits, topology
 from ..traces import Trace, load_trace
 from . import controls, plain_text, presets, state
 from .i18n import LANGUAGES, N_, tr
@@ -357,8 +357,10 @@ def _graph(sb: Any, m: int) -> str:
     hypercube on m not a power of 2) is replaced by the ring, with a notice."""
     graph = str(choice("graph", sb))
     if not graph_fits(graph, m):
-        state.notify(tr("A {graph} cannot be built on m = {m} nodes (a hypercube needs m a power of 2): "
-                        "showing the ring.", graph=graph, m=m))
+        try:
+            topology(graph, m, seed=0)
+        except ParameterError as exc:  # why (graph_fits said it cannot be built)
+            state.notify(tr("{error}; showing the ring instead.", error=controls.explain(exc)))
         return "ring"
     return graph
 
