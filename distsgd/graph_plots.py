@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from .plots import _STYLES, KIND_WORDS, _arr, _build, _color, _go, _layout
+from .plots import _arr, _build, _color, _go, _layout, runtime_traces
 
 __all__ = ["GRAPH_COLORS", "graph_positions", "graph_figure", "graph_runtime_figure"]
 
@@ -80,39 +80,19 @@ def graph_figure(spec: str, m: int, edges: np.ndarray, slow: Sequence[int] = (),
 
 def graph_runtime_figure(rows: Sequence[dict[str, Any]], title: str, x_title: str = "nodes m (log scale)",
                          y_title: str = "E[T] per iteration (time units)") -> go.Figure:
-    """E[T] against m: d-psgd on each graph (``row["graph"]``; its theory solid where exact, dashed
-    where an upper bound, and its lower bound dotted), beside sync and async (``row["scheme"]``);
-    Monte Carlo means with 95% error bars as markers."""
+    """E[T] against m: d-psgd on each graph (``row["graph"]``), beside sync and async
+    (:func:`~distsgd.plots.runtime_traces`), and d-psgd's lower bound dotted."""
     data: list[Any] = []
-    layout = _layout(title, x_title, y_title, log_x=True)
-    series = list(dict.fromkeys(r.get("graph") or r["scheme"] for r in rows))
-    for key in series:
+    for key in dict.fromkeys(r.get("graph") or r["scheme"] for r in rows):
         rs = sorted((r for r in rows if (r.get("graph") or r["scheme"]) == key), key=lambda r: r["m"])
         graph = rs[0].get("graph")
         col = GRAPH_COLORS.get(key, "#333333") if graph else _color(key)
         who = f"d-psgd, {key}" if graph else key
-        xs = _arr([r["m"] for r in rs])
-        for group, dash, prefix in _STYLES:
-            ys = _arr([r["analytic"] if r["kind"] in group else None for r in rs])
-            if np.isnan(ys).all():
-                continue
-            kinds = sorted({KIND_WORDS[r["kind"]] for r in rs if r["kind"] in group})
-            name = f"{prefix}: {who} ({', '.join(kinds)})"
-            data.append(_go(go.Scatter, x=xs, y=ys, mode="lines", name=name, connectgaps=False,
-                            line=dict(color=col, dash=dash, width=2.5 if graph else 3.5),
-                            hovertemplate=f"m=%{{x}}<br>E[T]=%{{y:.4g}}<extra>{name}</extra>"))
+        data += runtime_traces(rs, "m", who, col, 2.5 if graph else 3.5)
         low = _arr([r.get("lower") for r in rs])
         if graph and not np.isnan(low).all():
             name = f"lower bound: {who}"
-            data.append(_go(go.Scatter, x=xs, y=low, mode="lines", name=name, connectgaps=False,
-                            line=dict(color=col, dash="dot", width=1.5),
+            data.append(_go(go.Scatter, x=_arr([r["m"] for r in rs]), y=low, mode="lines", name=name,
+                            connectgaps=False, line=dict(color=col, dash="dot", width=1.5),
                             hovertemplate=f"m=%{{x}}<br>E[T] ≥ %{{y:.4g}}<extra>{name}</extra>"))
-        if any("mc_mean" in r for r in rs):
-            mean = _arr([r.get("mc_mean") for r in rs])
-            data.append(_go(go.Scatter, x=xs, y=mean, mode="markers", name=f"Monte Carlo: {who}",
-                            marker=dict(color=col, size=7, symbol="circle-open", line=dict(width=2)),
-                            error_y=dict(type="data", symmetric=False,
-                                         array=_arr([r.get("mc_high") for r in rs]) - mean,
-                                         arrayminus=mean - _arr([r.get("mc_low") for r in rs]), color=col),
-                            hovertemplate=f"m=%{{x}}<br>mean=%{{y:.4g}}<extra>Monte Carlo: {who}</extra>"))
-    return _build(layout, data)
+    return _build(_layout(title, x_title, y_title, log_x=True), data)

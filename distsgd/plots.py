@@ -21,9 +21,9 @@ from .estimate import VALUE_KINDS
 from .montecarlo import Timeline
 from .timeline_export import SLOW_MARK, timeline_bars
 
-__all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "error_figure", "metric_figure", "METRIC_TITLES",
-           "delay_figure", "order_statistic_figure", "fanout_figure", "timeline_figure", "target_figure",
-           "speedup_figure", "comm_figure"]
+__all__ = ["SCHEME_COLORS", "OUTCOME_COLORS", "runtime_figure", "runtime_traces", "error_figure", "metric_figure",
+           "METRIC_TITLES", "delay_figure", "order_statistic_figure", "fanout_figure", "timeline_figure",
+           "target_figure", "speedup_figure", "comm_figure"]
 
 SCHEME_COLORS = {
     "sync": "#1f77b4", "k-sync": "#ff7f0e", "k-batch-sync": "#2ca02c", "async": "#d62728",
@@ -140,38 +140,43 @@ def _rgba(hex_color: str, alpha: float) -> str:
     return f"rgba({r},{g},{b},{alpha})"
 
 
+def runtime_traces(rs: Sequence[dict[str, Any]], x: str, who: str, col: str, width: float) -> list[Any]:
+    """One series of E[T] rows (sorted by ``x``): its analytic values (solid where exact/numerical,
+    dashed and named "bound" where only a bound is known, dotted where an approximation) and its
+    Monte Carlo means with 95% error bars (points without a simulation are gaps)."""
+    data: list[Any] = []
+    xs = _arr([r[x] for r in rs])
+    for group, dash, prefix in _STYLES:
+        ys = _arr([r["analytic"] if r["kind"] in group else None for r in rs])
+        if np.isnan(ys).all():
+            continue
+        kinds = sorted({KIND_WORDS[r["kind"]] for r in rs if r["kind"] in group})
+        name = f"{prefix}: {who} ({', '.join(kinds)})"
+        data.append(_go(go.Scatter, x=xs, y=ys, mode="lines", name=name, connectgaps=False,
+                        line=dict(color=col, dash=dash, width=width),
+                        hovertemplate=f"{x}=%{{x}}<br>E[T]=%{{y:.4g}}<extra>{name}</extra>"))
+    if any("mc_mean" in r for r in rs):
+        mean = _arr([r.get("mc_mean") for r in rs])
+        data.append(_go(go.Scatter,
+            x=xs, y=mean, mode="markers", name=f"Monte Carlo: {who}",
+            marker=dict(color=col, size=7, symbol="circle-open", line=dict(width=2)),
+            error_y=dict(type="data", symmetric=False,
+                         array=_arr([r.get("mc_high") for r in rs]) - mean,
+                         arrayminus=mean - _arr([r.get("mc_low") for r in rs]), color=col),
+            hovertemplate=f"{x}=%{{x}}<br>mean=%{{y:.4g}}<extra>Monte Carlo: {who}</extra>"))
+    return data
+
+
 def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: str,
                    y_title: str = "E[T] per iteration (time units)", log_x: bool = False) -> go.Figure:
-    """Analytic E[T] (solid where exact/numerical, dashed and named "bound" where only a bound is
-    known, dotted where an approximation) and Monte Carlo means with 95% error bars, one colour
-    per scheme."""
+    """Analytic E[T] and Monte Carlo means (:func:`runtime_traces`), one colour per scheme; the
+    fresh schemes drawn wider, so a coinciding asynchronous line leaves them visible."""
     data: list[Any] = []
-    layout = _layout(title, x_title, y_title, log_x=log_x)
     for scheme in dict.fromkeys(r["scheme"] for r in rows):
         rs = sorted((r for r in rows if r["scheme"] == scheme), key=lambda r: r[x])
-        xs = [r[x] for r in rs]
-        col = _color(scheme)
-        for group, dash, prefix in _STYLES:
-            ys = _arr([r["analytic"] if r["kind"] in group else None for r in rs])
-            if np.isnan(ys).all():
-                continue
-            kinds = sorted({KIND_WORDS[r["kind"]] for r in rs if r["kind"] in group})
-            name = f"{prefix}: {scheme} ({', '.join(kinds)})"
-            # fresh schemes drawn wider, so a coinciding asynchronous line leaves them visible
-            width = 4.5 if scheme in ("sync", "k-sync", "k-batch-sync") else 2
-            data.append(_go(go.Scatter, x=_arr(xs), y=ys, mode="lines", name=name, connectgaps=False,
-                                     line=dict(color=col, dash=dash, width=width),
-                                     hovertemplate=f"{x}=%{{x}}<br>E[T]=%{{y:.4g}}<extra>{name}</extra>"))
-        if any("mc_mean" in r for r in rs):  # points without a simulation are gaps
-            mean = _arr([r.get("mc_mean") for r in rs])
-            data.append(_go(go.Scatter,
-                x=_arr(xs), y=mean, mode="markers", name=f"Monte Carlo: {scheme}",
-                marker=dict(color=col, size=7, symbol="circle-open", line=dict(width=2)),
-                error_y=dict(type="data", symmetric=False,
-                             array=_arr([r.get("mc_high") for r in rs]) - mean,
-                             arrayminus=mean - _arr([r.get("mc_low") for r in rs]), color=col),
-                hovertemplate=f"{x}=%{{x}}<br>mean=%{{y:.4g}}<extra>Monte Carlo: {scheme}</extra>"))
-    return _build(layout, data)
+        wide = scheme in ("sync", "k-sync", "k-batch-sync")
+        data += runtime_traces(rs, x, scheme, _color(scheme), 4.5 if wide else 2)
+    return _build(_layout(title, x_title, y_title, log_x=log_x), data)
 
 
 def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
