@@ -81,7 +81,7 @@ def test_the_library_never_imports_streamlit_and_only_ui_draws():
         if "distsgd/ui/" in path.as_posix():
             continue
         assert "import streamlit" not in text, path
-        if path.name not in ("plots.py", "graph_plots.py"):  # the figures (layer 9)
+        if path.name != "plots.py":
             assert "import plotly" not in text and "from plotly" not in text, path
 
 

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from .. import curves, graph_plots, plots
+from .. import curves, plots
 from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
 from ..clusters import Stragglers, at_m, make_cluster
 from ..comm import CommModel
@@ -51,6 +51,7 @@ from ..topology import Topology, topology
 from ..traces import Trace
 from ..whatif import READINGS, what_if
 from . import claims, controls, views, workers
+from . import graph_figures as graph_plots
 from . import trace_figures as trace_plots
 from .rerun_caps import (
     CACHE_MAX_ENTRIES,

@@ -63,7 +63,7 @@ FIGURE_TEXT = (
     N_("test loss (mean log-loss)"),
     N_("Mean node error against wall-clock time"),
     N_("Consensus distance against wall-clock time"),
-    # -- the graph page (distsgd.graph_plots): "d-psgd, ring" is the scheme field of the prefixes above
+    # -- the graph page (distsgd.ui.graph_figures): "d-psgd, ring" is the scheme field of the prefixes above
     N_("lower bound: {scheme}"),
     N_("E[T] per iteration against m on each graph"),
     N_("nodes m (log scale)"),

@@ -1,4 +1,4 @@
-"""Plotly figures of the decentralised schemes (DESIGN §12): the graph itself, and E[T] against m
+"""Plotly figures of the graph page (DESIGN §12): the graph itself, and E[T] against m
 on each graph beside sync and async.  The conventions of :mod:`distsgd.plots`: theory solid where
 exact, dashed where a bound; Monte Carlo as markers with 95% error bars."""
 
@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from .plots import _arr, _build, _color, _go, _layout, runtime_traces
+from ..plots import _arr, _build, _color, _go, _layout, runtime_traces
 
 __all__ = ["GRAPH_COLORS", "graph_positions", "graph_figure", "graph_runtime_figure"]
 
