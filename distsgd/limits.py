@@ -24,6 +24,7 @@ __all__ = [
     "MAX_TRACE_VALUES", "TIMELINE_MAX_M", "TIMELINE_MAX_ITERATIONS", "TIMELINE_MAX_JOBS",
     "TIMELINE_MAX_JOBS_VECTORISED",
     "ANALYTIC_WORK", "ANALYTIC_MAX_ELEMENTS", "MAX_WORKERS", "K_BATCH_MAX", "H_MAX",
+    "SCHEDULE_MAX_CHECKPOINTS", "SCHEDULE_MAX_STEPS",
     "MAX_REPLICAS", "MAX_UPDATES", "MAX_SGD_WORK", "SGD_GROUP_BYTES", "MODEL_PATHS_GROUP", "AXIS_ANALYTIC_WORK",
     "AXIS_MC_COST", "GRAPH_MAX_MODELS", "GRAPH_EXACT_MAX_M", "GRAPH_EXACT_WORK", "SWEEP_CONFIRM_POINTS",
     "SWEEP_MAX_POINTS",
@@ -111,6 +112,14 @@ MAX_WORKERS = 100_000
 K_BATCH_MAX = 1_000_000
 #: local steps H per averaging round (count): one round draws m·H delays
 H_MAX = 10_000
+
+# -- adaptive schedules (distsgd/schedules.py, DESIGN §13) ---------------------------------------
+
+#: checkpoints of one scheduled run (count): each evaluates every replica's training loss (one
+#: pass over the training set on a real problem) and splits the run's Python loop once
+SCHEDULE_MAX_CHECKPOINTS = 1000
+#: (time, value) pairs of one ``steps`` schedule (count)
+SCHEDULE_MAX_STEPS = 64
 
 # -- graphs for decentralised SGD (distsgd/topology/, DESIGN §12.1) ---------------------------
 

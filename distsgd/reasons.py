@@ -79,6 +79,24 @@ REASONS: dict[str, str] = {
     "high_above_low": "must be greater than low={low} (got {high})",
     "uniform_width": "the width high − low must be at least {low}·max(1, high) (got {width:.3g})",
     "in_spec": "{spec!r}: {error}",
+    # -- an adaptive schedule (distsgd.schedules): every refusal names `schedule` --------------------
+    "schedule_expected_spec": "expected a schedule such as 'adasync(K0=2, period=20)' (got {value!r})",
+    "schedule_malformed": "malformed schedule {spec!r}: expected name(...), e.g. adacomm(H0=8, period=10) or "
+                          "steps(0:2, 50:4)",
+    "schedule_unknown": "unknown schedule {name!r}; choose one of {choices}",
+    "schedule_parameter": "{spec!r}: {rule} schedules {wants}, not {parameter}",
+    "schedule_steps_parameter": "{spec!r}: say whether the steps change K or H (--K-schedule or --H-schedule)",
+    "schedule_steps_empty": "steps(...) needs at least one time:value pair, from time 0",
+    "schedule_steps_cap": "{count} steps, over the cap of {cap}",
+    "schedule_step_malformed": "malformed step {step!r}: expected time:value, e.g. 50:4",
+    "schedule_steps_start": "the first step must be at time 0 (got {time})",
+    "schedule_steps_order": "step times must increase ({time} after {before})",
+    "schedule_scheme": "{scheme} has no K or H a schedule can change (k-sync takes a K schedule, local-sgd an H "
+                       "schedule)",
+    "schedule_loss_positive": "{spec!r} scales K or H by the training loss, which must be positive at w₀ (got "
+                              "{f0:g})",
+    "schedule_checkpoints": "{spec!r} has {count} checkpoints before the horizon {horizon:g}, over the cap of "
+                            "{cap}: use a longer period",
     # -- a graph for decentralised SGD (distsgd.topology): every refusal names `topology` ------------
     "topology_expected_spec": "expected a topology such as 'ring' or 'torus(a=4, b=8)' (got {value!r})",
     "topology_unknown": "unknown topology {name!r}; choose one of {choices}",

@@ -34,15 +34,15 @@ from ..problems import LogisticRegression, bundled
 from ..problems.base import LAM, GradientProblem, checked_output
 from ..problems.data import DataSet, check_set, prepared
 from ..random import Seed, generator
+from ..schedules import Schedule
 from ..schemes import GraphScheme, Scheme
-from .problem import BATCH, ETA, MAX_UPDATES, LearningRate
+from .problem import BATCH, ETA, MAX_UPDATES, RECORD_BLOCK, LearningRate
+from .scheduled import scheduled_scheme, simulate_scheduled
 from .simulate import ErrorSimulation, StaleStats, band, plan_run
 from .timing import counts_at, covering_trace
 
 __all__ = ["simulate_problem", "linearised_floor", "Floor", "RealProblem", "RECORD_BLOCK", "GAMMA_SAMPLES"]
 
-#: models recorded before they are evaluated together (the loss of a block is one matrix product)
-RECORD_BLOCK = 256
 #: updates (evenly spaced) at which the staleness factor γ is measured with full gradients, and
 #: the replicas it is measured on: (K + 1) full gradients each
 GAMMA_SAMPLES = 8
@@ -159,15 +159,17 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
                      lr: LearningRate | None = None, *, keep_errors: bool = False,
                      max_work: float = limits.MAX_SGD_WORK, max_updates: int = MAX_UPDATES,
                      max_timing_cost: float = math.inf, budget: float | None = None,
-                     runtime: Estimate | None = None) -> ErrorSimulation:
+                     runtime: Estimate | None = None, schedule: Schedule | str | None = None) -> ErrorSimulation:
     """Simulated SGD on ``problem`` on the grid ``linspace(0, time, points)``: the error
     f(w) − f* (f* from the problem's constants) and each metric, mean and 95 % band over replicas
     (see the module's docstring for the process).  Caps as :func:`distsgd.error.simulate_error`;
-    the work cap counts replicas × updates × gradients per update × b × d."""
+    the work cap counts replicas × updates × gradients per update × b × d.  ``schedule`` changes
+    K or H during the run, as in :func:`~distsgd.error.simulate_error`."""
     if isinstance(scheme, GraphScheme):
         raise ParameterError("scheme", "graph_real_problem", scheme=scheme.name)
     eta = ETA.check(eta, "eta")
     b = BATCH.check(b, "b")
+    sched, scheme = scheduled_scheme(scheme, schedule)
     grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)
     lr = lr or LearningRate()
     rng = generator(seed)
@@ -180,6 +182,9 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
         raise ParameterError("f_star", "problem_f_star_unknown")
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     _check_output(problem, w0[None], rng.spawn(1)[0], b)  # (a child stream: the run's stays as it is)
+    if sched is not None:
+        return simulate_scheduled(scheme, sched, delay, problem, eta, b, f_star, grid, replicas, rng, max_updates,
+                                  max_work, keep_errors)
     group = _replica_group(scheme, n, problem.dim, b, replicas)
     errors = np.empty((replicas, points))
     metrics: dict[str, np.ndarray] = {}

@@ -22,8 +22,9 @@ from .. import limits
 from ..params import Domain, ParameterError
 from ..problems.base import Constant, Constants
 
-__all__ = ["Problem", "QuadraticProblem", "LearningRate", "ETA", "L_SMOOTH", "MU", "SIGMA2", "BATCH", "F0", "DIM",
-           "GAMMA", "P0", "TIME", "POINTS", "REPLICAS", "MAX_REPLICAS", "MAX_UPDATES", "MAX_WORK", "ETA_MAX", "C_ADAPT"]
+__all__ = ["Problem", "QuadraticProblem", "LearningRate", "RECORD_BLOCK", "ETA", "L_SMOOTH", "MU", "SIGMA2", "BATCH",
+           "F0", "DIM", "GAMMA", "P0", "TIME", "POINTS", "REPLICAS", "MAX_REPLICAS", "MAX_UPDATES", "MAX_WORK",
+           "ETA_MAX", "C_ADAPT"]
 
 ETA = Domain("eta", 0.0, 100.0, low_open=True, symbol="η", doc="learning rate")
 L_SMOOTH = Domain("L", 0.0, 1e6, low_open=True, symbol="L", doc="smoothness (largest curvature)")
@@ -137,6 +138,10 @@ class QuadraticProblem:
         """h∘w plus N(0, σ²/(b·d)) in each coordinate: an unbiased gradient with variance σ²/b."""
         sd = math.sqrt(self.model.sigma2 / (b * self.dim))
         return W * self.h + rng.normal(0.0, sd, W.shape) if sd > 0 else W * self.h
+
+
+#: models recorded before they are evaluated together (the loss of a block is one matrix product)
+RECORD_BLOCK = 256
 
 
 def band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

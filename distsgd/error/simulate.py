@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -23,6 +22,7 @@ from ..estimate import Estimate
 from ..montecarlo import UpdateTrace, iteration_cost
 from ..params import ParameterError
 from ..random import Seed, generator
+from ..schedules import Schedule
 from ..schemes import GraphScheme, Scheme
 from . import sgd_kernels as kernels
 from .exact import geom
@@ -37,6 +37,8 @@ from .problem import (
     Problem,
     band,
 )
+from .result import ErrorSimulation
+from .scheduled import scheduled_scheme, simulate_scheduled
 from .timing import counts_at, covering_trace, updates_needed
 
 __all__ = ["ErrorSimulation", "simulate_error", "plan_run", "band", "StaleStats"]
@@ -46,38 +48,12 @@ __all__ = ["ErrorSimulation", "simulate_error", "plan_run", "band", "StaleStats"
 NOISE_BLOCK_BYTES = limits.SGD_GROUP_BYTES // 16
 
 
-@dataclass(eq=False)
-class ErrorSimulation:
-    """Simulated f(w) − f* on the time grid: mean and 95% band over replicas."""
-
-    time: np.ndarray
-    mean: np.ndarray
-    ci95_low: np.ndarray
-    ci95_high: np.ndarray
-    replicas: int
-    updates: int
-    staleness_mean: float | None = None
-    fresh_fraction: float | None = None
-    gamma_measured: float | None = None
-    staleness_counts: np.ndarray | None = None
-    errors: np.ndarray | None = field(default=None, repr=False)
-    #: each metric of a problem (test accuracy, test loss): (mean, ci95_low, ci95_high) on the grid
-    metrics: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
-
-    def bound_constants(self, gamma: float | None = None, p0: float | None = None) -> tuple[float | None, float | None]:
-        """γ and p₀ for Dutta et al.'s asynchronous bound (DESIGN §3): each as given, else as
-        measured in this run (the staleness factor and the fraction of fresh gradients; None
-        for a scheme whose gradients are all fresh, which measures neither)."""
-        return (self.gamma_measured if gamma is None else gamma, self.fresh_fraction if p0 is None else p0)
-
-
-
 def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, time: float, points: int = 101,
                    replicas: int = 200, seed: Seed = None,
                    lr: LearningRate | None = None, keep_errors: bool = False,
                    max_work: float = MAX_WORK, max_updates: int = MAX_UPDATES,
                    max_timing_cost: float = math.inf, budget: float | None = None,
-                   runtime: Estimate | None = None) -> ErrorSimulation:
+                   runtime: Estimate | None = None, schedule: Schedule | str | None = None) -> ErrorSimulation:
     """Simulated SGD error on the grid ``linspace(0, time, points)``, mean and 95% band.
 
     The timing comes from :func:`simulate_updates` (the runtime Monte Carlo's process); for
@@ -90,10 +66,18 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     The timing runs within the library's time bound (``limits.TIME_BUDGET``, cost units ≈ ns)
     unless ``budget`` says otherwise (a benchmark of a known, long workload).  ``runtime`` (E[T],
     e.g. the one a bound beside this curve uses) sizes the run; by default it is computed.
+
+    ``schedule`` (DESIGN §13: ``adasync(K0=…, period=…)`` on k-sync, ``adacomm(H0=…, period=…)`` on
+    local SGD, ``steps(…)``) changes K or H during the run (:mod:`distsgd.error.scheduled`); the
+    scheme's own K or H is replaced by the schedule's first value.
     """
+    sched, scheme = scheduled_scheme(scheme, schedule)
     grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)
     lr = lr or LearningRate()
     rng = generator(seed)
+    if sched is not None:
+        return simulate_scheduled(scheme, sched, delay, problem.gradient_problem(), problem.eta, problem.b, 0.0,
+                                  grid, replicas, rng, max_updates, max_work, keep_errors)
     if isinstance(scheme, GraphScheme):
         return _graph_error(scheme, delay, problem, grid, replicas, n, rng, keep_errors, max_work, max_updates)
     K = 1 if scheme.averages_models else scheme.grads_per_update  # local SGD: one noise draw per step

@@ -50,6 +50,8 @@ class Scheme:
     k_le_m: ClassVar[bool] = False
     #: the parameter the timeline's job count grows with (named when it is too big)
     timeline_parameter: ClassVar[str] = "K"
+    #: the parameter an adaptive schedule may change during a run (DESIGN §13), or None
+    schedulable: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "m", M.check(self.m, "m"))

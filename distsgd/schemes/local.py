@@ -34,6 +34,7 @@ class LocalSGD(Scheme):
                               "the slowest and spend D averaging; runtime is reported per local step.")
     timeline_parameter: ClassVar[str] = "H"
     averages_models: ClassVar[bool] = True
+    schedulable: ClassVar[str | None] = "H"
 
     def __post_init__(self) -> None:
         super().__post_init__()

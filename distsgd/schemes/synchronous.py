@@ -73,6 +73,7 @@ class KSync(_KOfM, WithK):
     name: ClassVar[str] = "k-sync"
     title: ClassVar[str] = "K-sync SGD"
     k_le_m: ClassVar[bool] = True
+    schedulable: ClassVar[str | None] = "K"
     process: ClassVar[str] = ("All m workers start on w_j; the update uses the first K to finish; "
                               "the other m − K computations are cancelled.")
 

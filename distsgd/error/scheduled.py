@@ -1,0 +1,262 @@
+"""SGD with an adaptive schedule (DESIGN §13): k-sync whose K, or local SGD whose H, each replica
+changes at checkpoints from its own training loss.
+
+The run goes checkpoint by checkpoint.  Up to checkpoint c every replica's updates are drawn with
+the value in force (:class:`~distsgd.error.scheduled_times.ScheduledTimes`) until one ends after
+c: that update was in progress at c and keeps its value.  The SGD steps (as
+:func:`~distsgd.error.general.simulate_problem` takes them: ``W ← W − η·grad(W, K·b)``, or H local
+steps on each of the m workers and the average) apply every update that ended by c; then the
+training loss F(w_c) of each replica gives its ratio r = F(w_c)/F(w₀) and the schedule's rule the
+value of the replica's next update.  The model problem runs as
+:class:`~distsgd.error.problem.QuadraticProblem` (the same process in law as its own kernels).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..clusters import Cluster
+from ..delays import Delay
+from ..params import ParameterError
+from ..problems.base import GradientProblem
+from ..schedules import Schedule, check_schedule
+from ..schemes import Scheme
+from .problem import RECORD_BLOCK, band
+from .result import ErrorSimulation, ScheduleRun
+from .scheduled_times import ScheduledTimes
+
+__all__ = ["scheduled_scheme", "ScheduledPaths", "run_scheduled", "simulate_scheduled", "schedule_record"]
+
+
+@dataclass(eq=False)
+class ScheduledPaths:
+    """One group's result: errors and metrics (R, P) on the grid, the update times and values
+    (R, n) padded with inf and 0 (``counts`` updates each), the schedule's record."""
+
+    errors: np.ndarray
+    metrics: dict[str, np.ndarray]
+    times: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    ratios: np.ndarray  # (R, C) F(w_c)/F(w₀) at each checkpoint
+    after: np.ndarray  # (R, C) the value each replica took at each checkpoint
+
+
+def scheduled_scheme(scheme: Scheme, schedule: Schedule | str | None) -> tuple[Schedule | None, Scheme]:
+    """(the checked schedule, the scheme with K or H at the schedule's first value), or
+    (None, scheme) without a schedule."""
+    if schedule is None:
+        return None, scheme
+    s = check_schedule(schedule, scheme)
+    parameter = type(scheme).schedulable
+    assert parameter is not None
+    return s, dataclasses.replace(scheme, **{parameter: s.start})
+
+
+class _Trace:
+    """Each replica's update times and values so far, (R, cap) padded with inf and 0."""
+
+    def __init__(self, R: int, cap: int = 64) -> None:
+        self.times = np.full((R, cap), np.inf)
+        self.values = np.zeros((R, cap), dtype=np.int64)
+        self.n = np.zeros(R, dtype=np.int64)
+
+    def last(self, rows: np.ndarray) -> np.ndarray:
+        n = self.n[rows]
+        return np.where(n > 0, self.times[rows, np.maximum(n - 1, 0)], 0.0)
+
+    def append(self, rows: np.ndarray, t: np.ndarray, used: np.ndarray, value: int, max_updates: int) -> None:
+        need = int((self.n[rows] + used).max())
+        if need > max_updates:
+            raise ParameterError("time", "runs_too_long", cap=max_updates)
+        if need > self.times.shape[1]:
+            grow = max(need, 2 * self.times.shape[1]) - self.times.shape[1]
+            self.times = np.hstack([self.times, np.full((self.times.shape[0], grow), np.inf)])
+            self.values = np.hstack([self.values, np.zeros((self.values.shape[0], grow), dtype=np.int64)])
+        k = np.arange(t.shape[1])
+        keep = k[None, :] < used[:, None]
+        r, c = np.nonzero(keep)
+        self.times[rows[r], self.n[rows][r] + c] = t[r, c]
+        self.values[rows[r], self.n[rows][r] + c] = value
+        self.n[rows] += used
+
+
+def _extend(trace: _Trace, timing: ScheduledTimes, value: np.ndarray, until: float, max_updates: int) -> None:
+    """Draw updates for every replica whose last update ended by ``until`` (or that has none) until
+    one ends after it, each with the replica's value."""
+    need = np.flatnonzero(trace.last(np.arange(trace.n.size)) <= until)
+    for v in np.unique(value[need]):
+        rows = need[value[need] == v]
+        mean = None
+        while rows.size:
+            start = trace.last(rows)
+            if mean is None:
+                count = 16
+            else:  # enough to pass ``until`` in most replicas
+                count = int(np.ceil((until - start.min()) / mean * 1.25)) + 8
+            count = max(1, min(count, timing.max_count(rows.size, int(v))))
+            d = timing.peek(rows, int(v), count)
+            mean = max(float(d.mean()), 1e-300)
+            t = start[:, None] + np.cumsum(d, axis=1)
+            over = t > until
+            done = over.any(axis=1)
+            used = np.where(done, over.argmax(axis=1) + 1, count)
+            timing.advance(rows, int(v), used)
+            trace.append(rows, t, used, int(v), max_updates)
+            rows = rows[~done]
+
+
+class _Grid:
+    """The losses and metrics of each replica's model at the update counts of the grid times:
+    models copied when their count is reached, evaluated together in blocks."""
+
+    def __init__(self, problem: GradientProblem, R: int, P: int) -> None:
+        self.problem = problem
+        self.loss = np.full((R, P), np.nan)
+        self.metrics: dict[str, np.ndarray] = {}
+        self._W: list[np.ndarray] = []
+        self._at: list[tuple[np.ndarray, np.ndarray]] = []
+        self._size = 0
+
+    def record(self, W: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+        if rows.size:
+            self._W.append(W[rows].copy())
+            self._at.append((rows, cols))
+            self._size += rows.size
+            if self._size >= RECORD_BLOCK:
+                self.flush()
+
+    def flush(self) -> None:
+        if not self._W:
+            return
+        Wb = np.concatenate(self._W)
+        r = np.concatenate([a for a, _ in self._at])
+        c = np.concatenate([b for _, b in self._at])
+        self.loss[r, c] = self.problem.loss(Wb)
+        metrics = getattr(self.problem, "metrics", None)
+        for name, v in (metrics(Wb) if callable(metrics) else {}).items():
+            self.metrics.setdefault(name, np.full(self.loss.shape, np.nan))[r, c] = v
+        self._W, self._at, self._size = [], [], 0
+
+
+def _step(scheme: Scheme, problem: GradientProblem, W: np.ndarray, rows: np.ndarray, value: int, eta: float,
+          b: int, rng: np.random.Generator) -> None:
+    """One update of these replicas with K (or H) = value, in place."""
+    if scheme.averages_models:
+        m = scheme.m
+        local = np.repeat(W[rows], m, axis=0)
+        for _ in range(value):
+            local -= eta * problem.grad(local, rng, b)
+        W[rows] = local.reshape(rows.size, m, -1).mean(axis=1)
+    else:
+        W[rows] -= eta * problem.grad(W[rows], rng, value * b)
+
+
+def _sgd(scheme: Scheme, problem: GradientProblem, W: np.ndarray, trace: _Trace, applied: np.ndarray,
+         upto: np.ndarray, grid: _Grid, want: np.ndarray, eta: float, b: int, rng: np.random.Generator) -> None:
+    """Apply updates applied[r] … upto[r] − 1 of every replica (each with its own value), and
+    record the model at the counts ``want`` (R, P) asks for (−1: not in this stretch)."""
+    R = W.shape[0]
+    rows_all = np.arange(R)
+    for k in range(int((upto - applied).max(initial=0)) + 1):
+        count = applied + k
+        hit_r, hit_c = np.nonzero((want == count[:, None]) & (count <= upto)[:, None])
+        grid.record(W, hit_r, hit_c)
+        active = rows_all[count < upto]
+        if active.size == 0:
+            break
+        vals = trace.values[active, count[active]]
+        for v in np.unique(vals):
+            _step(scheme, problem, W, active[vals == v], int(v), eta, b, rng)
+
+
+def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, problem: GradientProblem,
+                  eta: float, b: int, grid: np.ndarray, R: int, rng: np.random.Generator,
+                  max_updates: int, max_work: float) -> ScheduledPaths:
+    """R replicas of the scheduled run on the time grid (see the module's docstring): the
+    training loss on the grid as :attr:`ScheduledPaths.errors` before f* is taken off."""
+    timing_rng, sgd_rng = rng.spawn(2)
+    timing = ScheduledTimes(scheme, source, R, timing_rng)
+    horizon = float(grid[-1])
+    checkpoints = schedule.checkpoints(horizon)
+    trace = _Trace(R)
+    value = np.full(R, schedule.start, dtype=np.int64)
+    W = np.broadcast_to(np.asarray(problem.w0(), dtype=np.float64), (R, problem_dim(problem))).copy()
+    f0 = float(problem.loss(W[:1])[0])
+    if not f0 > 0:
+        raise ParameterError("schedule", "schedule_loss_positive", spec=schedule.spec, f0=f0)
+    rec = _Grid(problem, R, grid.size)
+    applied = np.zeros(R, dtype=np.int64)
+    ratios = np.empty((R, checkpoints.size))
+    after = np.empty((R, checkpoints.size), dtype=np.int64)
+    work = 0.0
+    lo = -np.inf
+    for i, c in enumerate([*checkpoints.tolist(), horizon]):
+        _extend(trace, timing, value, c, max_updates)
+        upto = _count_at(trace.times, c)
+        cols = np.flatnonzero((grid > lo) & (grid <= c))
+        want = np.full((R, grid.size), -1, dtype=np.int64)
+        if cols.size:
+            want[:, cols] = _counts(trace.times, grid[cols])
+        work += _work(scheme, trace, applied, upto, b, W.shape[1])
+        if work > max_work:
+            raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
+        _sgd(scheme, problem, W, trace, applied, upto, rec, want, eta, b, sgd_rng)
+        applied = upto
+        lo = c
+        if i < checkpoints.size:
+            ratios[:, i] = problem.loss(W) / f0
+            value = after[:, i] = schedule.after(c, ratios[:, i], scheme.m)
+    rec.flush()
+    return ScheduledPaths(rec.loss, rec.metrics, trace.times, trace.values, trace.n, ratios, after)
+
+
+def problem_dim(problem: GradientProblem) -> int:
+    return int(np.asarray(problem.w0()).size)
+
+
+def _count_at(times: np.ndarray, t: float) -> np.ndarray:
+    """Updates of each replica ended by t."""
+    return (times <= t).sum(axis=1)
+
+
+def _counts(times: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """(R, len(t)): updates of each replica ended by each time (each row is sorted, inf-padded)."""
+    return np.stack([np.searchsorted(row, t, side="right") for row in times])
+
+
+def _work(scheme: Scheme, trace: _Trace, applied: np.ndarray, upto: np.ndarray, b: int, d: int) -> float:
+    """Gradient rows × d of the updates about to be applied (the work cap of simulate_problem)."""
+    total = 0.0
+    for r in np.flatnonzero(upto > applied):
+        v = trace.values[r, applied[r]:upto[r]]
+        total += float(v.sum()) * (scheme.m if scheme.averages_models else 1)
+    return total * b * d
+
+
+def schedule_record(schedule: Schedule, paths: ScheduledPaths, grid: np.ndarray) -> ScheduleRun:
+    """The schedule's record of a run: means over replicas at each checkpoint and, on the grid,
+    the value of the update in progress at each grid time (the last one after the horizon)."""
+    counts = _counts(paths.times, grid)
+    idx = np.minimum(counts, paths.counts[:, None] - 1)
+    on_grid = np.take_along_axis(paths.values, idx, axis=1).astype(np.float64)
+    return ScheduleRun(schedule, schedule.checkpoints(float(grid[-1])), paths.after.mean(axis=0),
+                       paths.ratios.mean(axis=0), band(on_grid))
+
+
+
+def simulate_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, problem: GradientProblem,
+                       eta: float, b: int, f_star: float, grid: np.ndarray, R: int, rng: np.random.Generator,
+                       max_updates: int, max_work: float, keep_errors: bool = False) -> ErrorSimulation:
+    """The error f(w) − f* and every metric of the scheduled run on ``grid``, mean and 95 % band
+    over R replicas, with the schedule's record (:class:`~distsgd.error.result.ScheduleRun`)."""
+    paths = run_scheduled(scheme, schedule, source, problem, eta, b, grid, R, rng, max_updates, max_work)
+    errors = paths.errors - f_star
+    mean, low, high = band(errors)
+    out = ErrorSimulation(grid, mean, low, high, R, int(paths.counts.max()), errors=errors if keep_errors else None)
+    out.metrics = {name: band(v) for name, v in paths.metrics.items()}
+    out.schedule = schedule_record(schedule, paths, grid)
+    return out
