@@ -1,0 +1,179 @@
+"""Adaptive schedules (DESIGN §13): the rules against hand-computed values, the specs and their
+refusals, a scheduled run's update times on a replayed trace worked out by hand, and a ``steps``
+schedule against an independent simulation of the same process written here."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from distsgd import make_scheme, parse_delay
+from distsgd.clusters import make_cluster
+from distsgd.error import Problem, simulate_error
+from distsgd.error.general import simulate_problem
+from distsgd.error.scheduled import run_scheduled
+from distsgd.params import ParameterError
+from distsgd.problems import bundled
+from distsgd.schedules import adacomm_H, adasync_K, check_schedule, schedule
+
+# -- the rules -------------------------------------------------------------------------------------
+
+
+def test_adasync_rule_by_hand():
+    # m = 8, K0 = 2: K0²/(m − K0) = 4/6.  g(K) = K²/(8 − K): 1/7, 4/6, 9/5, 16/4, 25/3, 36/2, 49/1.
+    # r = 1: target 0.667 → K = 2; r = 0.25: 2.667, between g(3) = 1.8 and g(4) = 4, nearer 1.8 → 3;
+    # r = 0.1: 6.667, between 4 and 8.333, nearer 8.333 → 5; r = 0.01: 66.7 > 49 → 7; r = 0 → m;
+    # r = 2 (the loss rose): 0.333, between 1/7 and 4/6, nearer 4/6 (0.333 vs 0.190) → 1? no:
+    # |0.143 − 0.333| = 0.190 < |0.667 − 0.333| = 0.333 → 1.
+    assert adasync_K([1.0, 0.25, 0.1, 0.01, 0.0, 2.0], 2, 8).tolist() == [2, 3, 5, 7, 8, 1]
+    assert adasync_K([1.0, 0.01], 8, 8).tolist() == [8, 8]  # K0 = m stays m
+
+
+def test_adacomm_rule_by_hand():
+    # ⌈√r · H0⌉ with H0 = 8: r = 1 → 8, 0.25 → 4, 0.3 → ⌈4.38⌉ = 5, 0.001 → ⌈0.25⌉ = 1, 4 → 16
+    assert adacomm_H([1.0, 0.25, 0.3, 0.001, 4.0], 8).tolist() == [8, 4, 5, 1, 16]
+
+
+def test_specs_written_one_way():
+    assert schedule(" AdaSync( K0 = 3 , period=2.50 ) ").spec == "adasync(K0=3, period=2.5)"
+    s = schedule("steps(0:2, 50:4, 100.5:8)", "H")
+    assert (s.parameter, s.start, s.spec) == ("H", 2, "steps(0:2, 50:4, 100.5:8)")
+    assert s.checkpoints(100.0).tolist() == [50.0]
+    assert schedule("adacomm(H0=8, period=10)").checkpoints(35.0).tolist() == [10.0, 20.0, 30.0]
+    assert schedule("adacomm(H0=8, period=10)").checkpoints(30.0).tolist() == [10.0, 20.0]
+
+
+BAD = [  # (spec, scheme, the part named inside the message)
+    ("adasync(K0=9, period=5)", "k-sync", "K0"),  # K0 outside [1, m]
+    ("adasync(K0=0, period=5)", "k-sync", "K0"),
+    ("adasync(K0=2, period=0)", "k-sync", "period"),  # non-positive period
+    ("adasync(K0=2, period=-1)", "k-sync", "period"),
+    ("steps(5:2, 9:3)", "k-sync", "first step must be at time 0"),
+    ("steps(0:2, 9:3, 9:4)", "k-sync", "must increase"),
+    ("steps(0:2, 9:30)", "k-sync", "steps"),  # a K above m
+    ("steps(0:2, x)", "k-sync", "malformed step"),
+    ("steps()", "k-sync", "at least one"),
+    ("nope(K0=2)", "k-sync", "unknown schedule"),
+    ("adacomm(H0=4, period=5)", "k-sync", "schedules H, not K"),
+    ("adasync(K0=2, period=5)", "local-sgd", "schedules K, not H"),
+    ("adasync(K0=2, period=5)", "async", "no K or H"),  # a scheme without a K or H to schedule
+    ("adasync(K0=2, period=5)", "k-async", "no K or H"),
+    ("adasync(K0=2)", "k-sync", "period"),
+    ("adasync(K0=2, period=5, H0=3)", "k-sync", "H0"),
+    ("", "k-sync", "expected a schedule"),
+]
+
+
+@pytest.mark.parametrize("spec, name, part", BAD)
+def test_bad_schedules_name_the_parameter(spec, name, part):
+    kw = {"K": 2} if name in ("k-sync", "k-async") else {"H": 2} if name == "local-sgd" else {}
+    with pytest.raises(ParameterError) as e:
+        check_schedule(spec, make_scheme(name, 8, **kw))
+    assert e.value.parameter == "schedule" and part in str(e.value)
+
+
+def test_a_bad_schedule_is_refused_before_anything_runs():
+    with pytest.raises(ParameterError, match="^schedule: .*K0"):
+        simulate_error(make_scheme("k-sync", 4, K=2), parse_delay("exp(rate=1)"), Problem(), 10.0,
+                       schedule="adasync(K0=5, period=1)")
+
+
+# -- update times worked out by hand ----------------------------------------------------------------
+
+#: a replayed trace: worker 0 takes 1, 2, 3, … and worker 1 takes 10, 20, 30, … in its j-th mini-batch
+TRACE = np.array([np.arange(1.0, 9.0), 10 * np.arange(1.0, 9.0)])
+
+
+def _times(scheme, spec, horizon=100.0):
+    problem = Problem(dim=2).gradient_problem()
+    s, = [spec]
+    sched = check_schedule(s, scheme)
+    grid = np.linspace(0, horizon, 5)
+    p = run_scheduled(scheme, sched, make_cluster(trace=TRACE), problem, 0.05, 1, grid, 2,
+                      np.random.default_rng(0), 10_000, math.inf)
+    n = int(p.counts[0])
+    return p.times[0, :n].tolist(), p.values[0, :n].tolist()
+
+
+def test_k_sync_schedule_changes_at_the_next_iteration():
+    # K = 1 until t = 5: iterations take min(j+1, 10(j+1)) = 1, 2, 3 → ends 1, 3, 6; the one from 3
+    # was in progress at 5 and keeps K = 1; from 6 on K = 2: max = 40, 50 → 46, 96, 156 (> 100).
+    # A change in the middle of the iteration from 3 would end it at 3 + 30 = 33; restarting the
+    # job queues at the checkpoint would give 6 + 10 = 16.
+    t, v = _times(make_scheme("k-sync", 2, K=1), "steps(0:1, 5:2)")
+    assert t == [1.0, 3.0, 6.0, 46.0, 96.0, 156.0]
+    assert v == [1, 1, 1, 2, 2, 2]
+
+
+def test_local_sgd_schedule_takes_h_jobs_a_round():
+    # H = 2 first: round 0 takes jobs 0, 1: max(1 + 2, 10 + 20) = 30, in progress at the checkpoint
+    # t = 4; then H = 1: max(3, 30) = 30 → 60, then 40 → 100, 50 → 150.  Taking one job a round
+    # instead of H would give 30 + 20 = 50 next.
+    t, v = _times(make_scheme("local-sgd", 2, H=2), "steps(0:2, 4:1)")
+    assert t == [30.0, 60.0, 100.0, 150.0]
+    assert v == [2, 1, 1, 1]
+
+
+# -- the process in law -----------------------------------------------------------------------------
+
+
+def _independent(R, m, steps, horizon, grid, eta, h, sd, w0, rng):
+    """k-sync on the quadratic with K from a step schedule, one replica at a time: an iteration
+    that starts at s uses the value of the last step time ≤ s (a start exactly at a step time keeps
+    the earlier value, as the library's does; it has probability 0 here)."""
+    out = np.empty((R, grid.size))
+    for r in range(R):
+        t, w = 0.0, w0.copy()
+        f = [(0.0, 0.5 * (h * w * w).sum())]
+        while t <= horizon:
+            K = [v for at, v in steps if at < t or at == 0][-1]
+            t += np.sort(rng.exponential(1.0, m))[K - 1]
+            w = w - eta * (h * w + rng.normal(0.0, sd / math.sqrt(K), w.size))
+            f.append((t, 0.5 * (h * w * w).sum()))
+        times = np.array([a for a, _ in f])
+        vals = np.array([b for _, b in f])
+        out[r] = vals[np.searchsorted(times, grid, side="right") - 1]
+    return out
+
+
+def test_steps_schedule_matches_an_independent_simulation():
+    m, steps, horizon = 4, [(0.0, 1), (3.0, 4)], 8.0
+    problem = Problem(eta=0.2, L=2.0, mu=0.5, sigma2=2.0, dim=2, f0=1.0)
+    grid = np.linspace(0.0, horizon, 9)
+    R = 1500
+    lib = simulate_error(make_scheme("k-sync", m, K=1), parse_delay("exp(rate=1)"), problem, horizon,
+                         points=grid.size, replicas=R, seed=3, schedule="steps(0:1, 3:4)", keep_errors=True)
+    ref = _independent(R, m, steps, horizon, grid, problem.eta, problem.h, math.sqrt(problem.sigma2 / problem.dim),
+                       problem.w0, np.random.default_rng(4))
+    assert lib.errors is not None
+    se = np.sqrt(lib.errors.var(axis=0, ddof=1) / R + ref.var(axis=0, ddof=1) / R)
+    z = np.abs(lib.mean[1:] - ref.mean(axis=0)[1:]) / se[1:]
+    assert z.max() < 4.0, z  # 8 comparisons at 4 standard errors
+    # K rises from 1 to 4 at t = 3: on the grid, the value in force is 1 at t = 0 and 4 at the end
+    rec = lib.schedule
+    assert rec is not None and rec.checkpoints.tolist() == [3.0] and rec.value.tolist() == [4.0]
+    assert rec.grid_value[0][0] == 1.0 and rec.grid_value[0][-1] == 4.0
+
+
+def test_a_one_step_schedule_is_the_fixed_scheme():
+    # steps(0:3) is k-sync with K = 3 throughout: the scheduled path and the fixed engines agree
+    scheme, delay, problem = make_scheme("k-sync", 6, K=3), parse_delay("pareto(alpha=3, xm=1)"), Problem(eta=0.1)
+    a = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=800, seed=5, keep_errors=True)
+    b = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=800, seed=6, keep_errors=True,
+                       schedule="steps(0:3)")
+    assert a.errors is not None and b.errors is not None
+    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 800 + b.errors.var(axis=0, ddof=1) / 800)
+    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+
+
+def test_adasync_on_a_real_problem_raises_k_as_the_loss_falls():
+    pb = bundled("breast_cancer", 1e-3, 0.25, 0)
+    sim = simulate_problem(make_scheme("k-sync", 8, K=1), parse_delay("exp(rate=1)"), pb, 0.5, 4, 30.0, points=11,
+                           replicas=20, seed=0, schedule="adasync(K0=1, period=5)")
+    rec = sim.schedule
+    assert rec is not None and rec.checkpoints.tolist() == [5.0, 10.0, 15.0, 20.0, 25.0]
+    assert (np.diff(rec.loss_ratio) < 0.05).all() and rec.loss_ratio[-1] < 0.5  # the loss falls …
+    assert rec.value[-1] > rec.value[0] >= 1  # … and K grows with it
+    assert set(sim.metrics) >= {"test_accuracy"} and sim.mean[-1] < sim.mean[0]
