@@ -32,6 +32,7 @@ from .params import ParameterError
 from .problems import TARGET_ACCURACY, builtin
 from .random import SEED
 from .records import error_curve, problem_error_curve, runtime_point
+from .schedules import Schedule, check_schedule, schedule
 from .schemes import GraphScheme, Scheme, make_scheme
 from .sweeps import run_sweep
 from .traces import THRESHOLD, Trace, load_trace
@@ -227,6 +228,12 @@ def _add_error_parser(sub: Any) -> None:
     p.add_argument("--lr-rule", default="constant", dest="lr_rule", choices=LearningRate.RULES,
                    help="learning-rate rule for the asynchronous schemes")
     p.add_argument("--C", type=float, default=0.01, help="constant of the adaptive rule")
+    p.add_argument("--K-schedule", default=None, dest="K_schedule",
+                   help="change K during the run (k-sync; DESIGN §13): adasync(K0=…, period=…) or "
+                   "steps(0:K1, t2:K2, …)")
+    p.add_argument("--H-schedule", default=None, dest="H_schedule",
+                   help="change H during the run (local-sgd; DESIGN §13): adacomm(H0=…, period=…) or "
+                   "steps(0:H1, t2:H2, …)")
 
 
 QUADRATIC_FLAGS = [("--L", float, "smoothness L"), ("--mu", float, "strong convexity μ"),
@@ -259,18 +266,41 @@ def _problem(args: argparse.Namespace) -> Any:
     return builtin(args.problem, **options)
 
 
+def _schedule(args: argparse.Namespace, scheme: Scheme) -> Schedule | None:
+    """--K-schedule or --H-schedule, checked against the scheme (one of them at most)."""
+    if args.K_schedule is not None and args.H_schedule is not None:
+        raise ParameterError("schedule", "schedule_one_flag")
+    for parameter, spec in (("K", args.K_schedule), ("H", args.H_schedule)):
+        if spec is not None:
+            return check_schedule(schedule(spec, parameter), scheme)
+    return None
+
+
+def _schedule_lines(sim: Any) -> list[str]:
+    """The text output's account of a schedule: the value in force after each checkpoint."""
+    rec = sim.schedule
+    if rec is None:
+        return []
+    p = rec.schedule.parameter
+    pairs = ", ".join(f"t={t:.4g}: {p}≈{v:.3g} (loss ×{r:.3g})"
+                      for t, v, r in zip(rec.checkpoints[:8], rec.value[:8], rec.loss_ratio[:8], strict=True))
+    more = f", … ({rec.checkpoints.size} checkpoints)" if rec.checkpoints.size > 8 else ""
+    return [f"schedule {rec.schedule.spec}: mean {p} in force after each checkpoint — {pairs or 'none'}{more}"]
+
+
 def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     scheme, delay, cluster = _model(args)
     problem = _problem(args)
+    sched = _schedule(args, scheme)
     if not isinstance(problem, Problem):
-        return _run_problem_error(args, scheme, delay, cluster, problem)
+        return _run_problem_error(args, scheme, delay, cluster, problem, sched)
     if args.eps is not None:
         raise ParameterError("eps", "problem_logreg_only", flag="eps")
     gamma = None if args.gamma is None else GAMMA.check(args.gamma, "gamma")
     p0 = None if args.p0 is None else P0.check(args.p0, "p0")
     seed = _resolve_seed(args.seed)
     curve = error_curve(scheme, delay, problem, args.time, args.points, args.replicas, seed,
-                        LearningRate(args.lr_rule, args.C), gamma, p0)
+                        LearningRate(args.lr_rule, args.C), gamma, p0, schedule=sched)
     sim, bound, exact = curve.simulated, curve.bound, curve.model
     assert bound is not None
     out: dict[str, Any] = {**_scheme_json(scheme),
@@ -296,12 +326,13 @@ def run_error(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if exact is not None:
         lines.append(f"model: {ModelCurve.METHOD} ({exact.paths} paths; largest standard error "
                      f"{float(exact.stderr.max()):.2g})")
+    lines += _schedule_lines(sim)
     lines.append(f"{sim.replicas} replicas, seed {seed}")
     return out, "\n".join(lines)
 
 
 def _run_problem_error(args: argparse.Namespace, scheme: Scheme, delay: Delay | Cluster, cluster: Cluster,
-                       problem: Any) -> tuple[dict[str, Any], str]:
+                       problem: Any, sched: Schedule | None) -> tuple[dict[str, Any], str]:
     """``error`` on a real problem (DESIGN §9): the JSON adds problem, floor, metrics and
     time_to_target; the text prints the constants with their kinds."""
     gamma = None if args.gamma is None else GAMMA.check(args.gamma, "gamma")
@@ -309,7 +340,7 @@ def _run_problem_error(args: argparse.Namespace, scheme: Scheme, delay: Delay | 
     seed = _resolve_seed(args.seed)
     curve = problem_error_curve(scheme, delay, problem, args.eta, args.b, args.time, args.points, args.replicas, seed,
                                 LearningRate(args.lr_rule, args.C), gamma, p0, eps=args.eps,
-                                target_accuracy=args.target_accuracy)
+                                target_accuracy=args.target_accuracy, schedule=sched)
     sim, bound = curve.simulated, curve.bound
     assert bound is not None and curve.floor is not None
     out: dict[str, Any] = {**_scheme_json(scheme),
@@ -344,6 +375,7 @@ def _run_problem_error(args: argparse.Namespace, scheme: Scheme, delay: Delay | 
             lines.append(f"time to {what}: {t.value if t.value is not None else '—'} ({t.source})")
     if not scheme.fresh:
         lines.append(f"staleness mean {sim.staleness_mean:.4g}, fresh fraction {sim.fresh_fraction:.4g}")
+    lines += _schedule_lines(sim)
     lines.append(f"{sim.replicas} replicas, seed {seed}")
     return out, "\n".join(lines)
 

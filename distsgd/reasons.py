@@ -95,6 +95,7 @@ REASONS: dict[str, str] = {
                        "schedule)",
     "schedule_loss_positive": "{spec!r} scales K or H by the training loss, which must be positive at w₀ (got "
                               "{f0:g})",
+    "schedule_one_flag": "give --K-schedule or --H-schedule, not both",
     "schedule_checkpoints": "{spec!r} has {count} checkpoints before the horizon {horizon:g}, over the cap of "
                             "{cap}: use a longer period",
     # -- a graph for decentralised SGD (distsgd.topology): every refusal names `topology` ------------

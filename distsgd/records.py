@@ -24,6 +24,7 @@ use goes to the dearer ones and the total stays within the budget.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from collections.abc import Sequence
@@ -54,6 +55,7 @@ from .params import from_jsonable, jsonable
 from .problems.base import GradientProblem
 from .random import Seed
 from .reasons import Phrase
+from .schedules import Schedule
 from .schemes import GraphScheme, Scheme
 
 __all__ = ["RuntimePoint", "runtime_point", "ErrorCurve", "error_curve", "problem_error_curve", "bound_problem",
@@ -269,7 +271,8 @@ class ErrorCurve:
                 "exact_model": None if model is None else {
                     "mean": _floats(model.mean), "stderr": _floats(model.stderr), "paths": model.paths,
                     "method": ModelCurve.METHOD},
-                "simulated": simulated, **self._problem_json()}
+                "simulated": simulated, **self._problem_json(),
+                **({"schedule": sim.schedule.as_json()} if sim.schedule is not None else {})}
 
     def _problem_json(self) -> dict[str, Any]:
         """A real problem's keys of the JSON (DESIGN §9): ``problem``, ``floor``, ``metrics`` and
@@ -369,14 +372,18 @@ def problem_error_curve(scheme: Scheme, src: Delay | Cluster, problem: GradientP
                         time: float, points: int, replicas: int, seed: Seed, lr: LearningRate | None = None,
                         gamma: float | None = None, p0: float | None = None, *, runtime: Estimate | None = None,
                         eps: float | None = None, target_accuracy: float | None = None,
-                        **caps: Any) -> ErrorCurve:
+                        schedule: Schedule | str | None = None, **caps: Any) -> ErrorCurve:
     """Simulated SGD on a real problem (:func:`~distsgd.error.general.simulate_problem`), the
     bound with the problem's constants (:func:`bound_problem`), the linearised floor, and with
-    ``eps`` / ``target_accuracy`` the times to reach them; no exact curve (DESIGN §9)."""
-    sim = simulate_problem(scheme, src, problem, eta, b, time, points, replicas, seed, lr, runtime=runtime, **caps)
+    ``eps`` / ``target_accuracy`` the times to reach them; no exact curve (DESIGN §9).  With a
+    ``schedule`` (DESIGN §13) no bound (it is for a fixed K or H) and the floor at the last K."""
+    sim = simulate_problem(scheme, src, problem, eta, b, time, points, replicas, seed, lr, runtime=runtime,
+                           schedule=schedule, **caps)
     g, p = sim.bound_constants(gamma, p0)
     proxy = bound_problem(problem, eta, b)
-    if proxy is None:
+    if sim.schedule is not None:
+        curve, bound_target = _no_bound_for(sim, runtime)
+    elif proxy is None:
         why = "the bound needs L, μ and a bound on σ² (give them to from_functions)"
         curve = BoundCurve(sim.time, None, "unavailable", None, None, "", why, runtime)
         bound_target: TargetTime | None = TargetTime(None, f"bound unavailable: {why}")
@@ -388,7 +395,7 @@ def problem_error_curve(scheme: Scheme, src: Delay | Cluster, problem: GradientP
     acc = None if target_accuracy is None else simulated_time_to_metric(sim, "test_accuracy", target_accuracy)
     return ErrorCurve(scheme, sim, curve, None, g, p, runtime, bound_target=targets[0], simulated_target=targets[1],
                       problem=problem,
-                      floor=linearised_floor(scheme, problem, eta, b), accuracy_target=acc,
+                      floor=linearised_floor(_at_last_value(scheme, sim), problem, eta, b), accuracy_target=acc,
                       target_accuracy=target_accuracy)
 
 
@@ -396,7 +403,7 @@ def error_curve(scheme: Scheme, src: Delay | Cluster, problem: Problem, time: fl
                 seed: Seed, lr: LearningRate | None = None, gamma: float | None = None, p0: float | None = None, *,
                 sim_seed: Seed = None, runtime: Estimate | None = None, bound: bool = True,
                 model_paths: int | None = 2000, model_seed: Seed = None, eps: float | None = None,
-                **caps: Any) -> ErrorCurve:
+                schedule: Schedule | str | None = None, **caps: Any) -> ErrorCurve:
     """Simulated SGD on ``linspace(0, time, points)`` (:func:`~distsgd.error.simulate_error`,
     stream ``sim_seed``, default ``seed``; ``caps``: its ``max_work``, ``max_updates``,
     ``max_timing_cost``), γ and p₀ as given else measured
@@ -404,10 +411,15 @@ def error_curve(scheme: Scheme, src: Delay | Cluster, problem: Problem, time: fl
     (``bound``), the exact model curve from ``model_paths`` timing paths (None: none; stream
     ``model_seed``, default ``seed``) and, with ``eps``, the times to reach it from the bound and
     from the simulated mean.  ``runtime``: the E[T] every part uses (else each finds its own
-    from ``seed``, :func:`~distsgd.error.timing.runtime_for_time_axis`)."""
+    from ``seed``, :func:`~distsgd.error.timing.runtime_for_time_axis`).  ``schedule`` (DESIGN
+    §13) changes K or H during the run: then no bound and no exact curve."""
     sim = simulate_error(scheme, src, problem, time, points, replicas, seed if sim_seed is None else sim_seed, lr,
-                         runtime=runtime, **caps)
+                         runtime=runtime, schedule=schedule, **caps)
     g, p = sim.bound_constants(gamma, p0)
+    if sim.schedule is not None:  # no bound and no exact curve: both are for a fixed K or H
+        no_bound, no_target = _no_bound_for(sim, runtime)
+        return ErrorCurve(scheme, sim, no_bound if bound else None, None, g, p, runtime,
+                          *((no_target, simulated_time_to_target(sim, eps)) if eps is not None else (None, None)))
     curve = bound_vs_time(scheme, src, problem, sim.time, g, p, seed=seed, runtime=runtime) if bound else None
     model = (None if model_paths is None else
              exact_error_vs_time(scheme, src, problem, sim.time, paths=model_paths,
@@ -415,3 +427,22 @@ def error_curve(scheme: Scheme, src: Delay | Cluster, problem: Problem, time: fl
     targets = ((bound_time_to_target(scheme, src, problem, eps, g, p, seed=seed, runtime=runtime),
                 simulated_time_to_target(sim, eps)) if eps is not None else (None, None))
     return ErrorCurve(scheme, sim, curve, model, g, p, runtime, *targets)
+
+
+#: why a scheduled run draws no bound and no exact curve
+SCHEDULE_NO_BOUND = "the bound and the exact curve are for a fixed K or H; a schedule changes it during the run"
+
+
+def _no_bound_for(sim: ErrorSimulation, runtime: Estimate | None) -> tuple[BoundCurve, TargetTime]:
+    return (BoundCurve(sim.time, None, "unavailable", None, None, "", SCHEDULE_NO_BOUND, runtime),
+            TargetTime(None, f"bound unavailable: {SCHEDULE_NO_BOUND}"))
+
+
+def _at_last_value(scheme: Scheme, sim: ErrorSimulation) -> Scheme:
+    """The scheme with the K or H in force at the end of a scheduled run (the mean over replicas,
+    rounded: the linearised floor's K); the scheme itself without a schedule."""
+    if sim.schedule is None:
+        return scheme
+    parameter = type(scheme).schedulable
+    last = int(round(float(sim.schedule.grid_value[0][-1])))
+    return dataclasses.replace(scheme, **{parameter: last}) if parameter else scheme

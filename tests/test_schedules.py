@@ -177,3 +177,43 @@ def test_adasync_on_a_real_problem_raises_k_as_the_loss_falls():
     assert (np.diff(rec.loss_ratio) < 0.05).all() and rec.loss_ratio[-1] < 0.5  # the loss falls …
     assert rec.value[-1] > rec.value[0] >= 1  # … and K grows with it
     assert set(sim.metrics) >= {"test_accuracy"} and sim.mean[-1] < sim.mean[0]
+
+
+# -- the command line ---------------------------------------------------------------------------------
+
+QUAD = ["--delay", "exp(rate=1)", "--eta", "0.05", "--b", "1", "--points", "5", "--replicas", "20",
+        "--L", "2", "--mu", "0.5", "--sigma2", "4", "--f0", "1", "--dim", "4", "--seed", "1"]
+
+
+def _cli(capsys, *args):
+    from distsgd.cli import main
+    try:
+        code = main(["error", *args])
+    except SystemExit as exc:
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_json_schedule_object(capsys):
+    import json
+    code, out, err = _cli(capsys, "--scheme", "k-sync", "--m", "8", "--K", "1", "--time", "40", *QUAD, "--json",
+                          "--K-schedule", "adasync(K0=2, period=10)")
+    assert code == 0, err
+    d = json.loads(out)["schedule"]
+    assert d["spec"] == "adasync(K0=2, period=10)" and d["parameter"] == "K"
+    assert d["checkpoints"] == [10.0, 20.0, 30.0] and len(d["value"]) == len(d["loss_ratio"]) == 3
+    assert all(1 <= v <= 8 for v in d["value"]) and all(0 < r < 1 for r in d["loss_ratio"])
+    assert json.loads(out)["bound_kind"] == "unavailable" and json.loads(out)["exact_model"] is None
+
+
+@pytest.mark.parametrize("args, part", [
+    (["--scheme", "k-sync", "--m", "8", "--K", "2", "--K-schedule", "adasync(K0=9, period=10)"], "K0"),
+    (["--scheme", "k-sync", "--m", "8", "--K", "2", "--K-schedule", "steps(0:2)", "--H-schedule", "steps(0:2)"],
+     "not both"),
+    (["--scheme", "local-sgd", "--m", "8", "--H", "2", "--K-schedule", "steps(0:2)"], "schedules K, not H"),
+    (["--scheme", "sync", "--m", "8", "--K-schedule", "steps(0:2)"], "no K or H"),
+])
+def test_cli_bad_schedule_exits_2_naming_it(capsys, args, part):
+    code, out, err = _cli(capsys, *args, "--time", "10", *QUAD)
+    assert code == 2 and "schedule:" in err and part in err and "Traceback" not in err and out == ""
