@@ -338,6 +338,7 @@ class ErrorCurve:
         accuracy (:func:`accuracy_columns`)."""
         sim = self.simulated
         out = {**target_columns(self.bound_target, self.simulated_target), "final_error": float(sim.mean[-1]),
+               "final_schedule_value": None if sim.schedule is None else float(sim.schedule.grid_value[0][-1]),
                "sgd_staleness_mean": sim.staleness_mean, "sgd_fresh_fraction": sim.fresh_fraction,
                "gamma": self.gamma, "p0": self.p0}
         if self.floor is not None:
@@ -381,12 +382,13 @@ def problem_error_curve(scheme: Scheme, src: Delay | Cluster, problem: GradientP
                            schedule=schedule, **caps)
     g, p = sim.bound_constants(gamma, p0)
     proxy = bound_problem(problem, eta, b)
+    bound_target: TargetTime | None
     if sim.schedule is not None:
         curve, bound_target = _no_bound_for(sim, runtime)
     elif proxy is None:
         why = "the bound needs L, μ and a bound on σ² (give them to from_functions)"
         curve = BoundCurve(sim.time, None, "unavailable", None, None, "", why, runtime)
-        bound_target: TargetTime | None = TargetTime(None, f"bound unavailable: {why}")
+        bound_target = TargetTime(None, f"bound unavailable: {why}")
     else:
         curve = bound_vs_time(scheme, src, proxy, sim.time, g, p, seed=seed, runtime=runtime)
         bound_target = None if eps is None else bound_time_to_target(scheme, src, proxy, eps, g, p, seed=seed,

@@ -217,3 +217,60 @@ def test_cli_json_schedule_object(capsys):
 def test_cli_bad_schedule_exits_2_naming_it(capsys, args, part):
     code, out, err = _cli(capsys, *args, "--time", "10", *QUAD)
     assert code == 2 and "schedule:" in err and part in err and "Traceback" not in err and out == ""
+
+
+# -- sweeps -------------------------------------------------------------------------------------------
+
+SWEEP = """
+seed = 2
+[base]
+delay = "exp(rate=1)"
+m = 6
+K = 1
+H = 2
+[grid]
+scheme = ["k-sync", "local-sgd", "async"]
+schedule = ["none", "adasync(K0=2, period=5)", "AdaComm(H0=4,period=5)"]
+[compute]
+runtime = false
+[compute.error]
+eta = 0.1
+b = 1
+time = 20.0
+points = 5
+replicas = 10
+eps = 0.05
+L = 2.0
+mu = 0.5
+sigma2 = 1.0
+f0 = 1.0
+dim = 2
+"""
+
+
+def test_schedules_as_sweep_values(tmp_path):
+    import distsgd
+    path = tmp_path / "grid.toml"
+    path.write_text(SWEEP, encoding="utf-8")
+    df = distsgd.sweep(path, local_workers=0)
+    assert len(df) == 3 + 3 + 1  # async takes no schedule: one point, the key left empty
+    df = df.astype(object).where(df.notna(), None)
+    rows = {(r.scheme, r.schedule): r for r in df.itertuples()}
+    assert rows[("async", None)].error is None
+    fixed, ada = rows[("k-sync", "none")], rows[("k-sync", "adasync(K0=2, period=5)")]
+    assert fixed.error is None and fixed.final_schedule_value is None and fixed.K == 1
+    assert ada.error is None and 1 <= ada.final_schedule_value <= 6 and ada.K == 2  # K says where it started
+    assert "schedules H, not K" in rows[("k-sync", "adacomm(H0=4, period=5)")].error  # a row saying why
+    assert rows[("local-sgd", "adacomm(H0=4, period=5)")].error is None
+    assert "schedules K, not H" in rows[("local-sgd", "adasync(K0=2, period=5)")].error
+
+
+def test_a_one_step_h_schedule_is_the_fixed_local_sgd():
+    # steps(0:4) on local SGD: the scheduled round (sampled exactly on the model problem) and the fixed engines agree
+    scheme, delay, problem = make_scheme("local-sgd", 6, H=4, comm_delay=2.0), parse_delay("exp(rate=1)"), Problem(eta=0.1)
+    a = simulate_error(scheme, delay, problem, 40.0, points=7, replicas=800, seed=5, keep_errors=True)
+    b = simulate_error(scheme, delay, problem, 40.0, points=7, replicas=800, seed=6, keep_errors=True,
+                       schedule="steps(0:4)")
+    assert a.errors is not None and b.errors is not None
+    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 800 + b.errors.var(axis=0, ddof=1) / 800)
+    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0

@@ -24,7 +24,8 @@ from ..params import ParameterError
 from ..problems.base import GradientProblem
 from ..schedules import Schedule, check_schedule
 from ..schemes import Scheme
-from .problem import RECORD_BLOCK, band
+from .exact import geom
+from .problem import RECORD_BLOCK, QuadraticProblem, band
 from .result import ErrorSimulation, ScheduleRun
 from .scheduled_times import ScheduledTimes
 
@@ -142,17 +143,29 @@ class _Grid:
         self._W, self._at, self._size = [], [], 0
 
 
-def _step(scheme: Scheme, problem: GradientProblem, W: np.ndarray, rows: np.ndarray, value: int, eta: float,
+def _step(scheme: Scheme, problem: GradientProblem, W: np.ndarray, rows: np.ndarray | None, value: int, eta: float,
           b: int, rng: np.random.Generator) -> None:
-    """One update of these replicas with K (or H) = value, in place."""
+    """One update of these replicas (None: all) with K (or H) = value, in place.  Local SGD on the
+    model problem samples the round exactly as the fixed engines do: the m-worker average after H
+    linear steps is a^H ⊙ w plus one Gaussian per coordinate (a = 1 − ηh)."""
+    Wr = W if rows is None else W[rows]
     if scheme.averages_models:
         m = scheme.m
-        local = np.repeat(W[rows], m, axis=0)
-        for _ in range(value):
-            local -= eta * problem.grad(local, rng, b)
-        W[rows] = local.reshape(rows.size, m, -1).mean(axis=1)
+        if isinstance(problem, QuadraticProblem):
+            a = 1.0 - eta * problem.h
+            sd = eta * np.sqrt(problem.model.sigma2 / (b * problem.dim) * geom(a * a, value) / m)
+            Wr = a**value * Wr + sd * rng.standard_normal(Wr.shape)
+        else:
+            local = np.repeat(Wr, m, axis=0)
+            for _ in range(value):
+                local -= eta * problem.grad(local, rng, b)
+            Wr = local.reshape(Wr.shape[0], m, -1).mean(axis=1)
     else:
-        W[rows] -= eta * problem.grad(W[rows], rng, value * b)
+        Wr = Wr - eta * problem.grad(Wr, rng, value * b)
+    if rows is None:
+        W[...] = Wr
+    else:
+        W[rows] = Wr
 
 
 def _sgd(scheme: Scheme, problem: GradientProblem, W: np.ndarray, trace: _Trace, applied: np.ndarray,
@@ -161,16 +174,25 @@ def _sgd(scheme: Scheme, problem: GradientProblem, W: np.ndarray, trace: _Trace,
     record the model at the counts ``want`` (R, P) asks for (−1: not in this stretch)."""
     R = W.shape[0]
     rows_all = np.arange(R)
-    for k in range(int((upto - applied).max(initial=0)) + 1):
+    hit_r, hit_c = np.nonzero(want >= 0)
+    hit_k = want[hit_r, hit_c] - applied[hit_r]  # the step after which each is recorded
+    order = np.argsort(hit_k, kind="stable")
+    hit_r, hit_c, hit_k = hit_r[order], hit_c[order], hit_k[order]
+    steps = int((upto - applied).max(initial=0))
+    edges = np.searchsorted(hit_k, np.arange(steps + 2))
+    for k in range(steps + 1):
+        grid.record(W, hit_r[edges[k]:edges[k + 1]], hit_c[edges[k]:edges[k + 1]])
         count = applied + k
-        hit_r, hit_c = np.nonzero((want == count[:, None]) & (count <= upto)[:, None])
-        grid.record(W, hit_r, hit_c)
-        active = rows_all[count < upto]
-        if active.size == 0:
+        on = count < upto
+        if not on.any():
             break
+        active = rows_all if on.all() else rows_all[on]
         vals = trace.values[active, count[active]]
-        for v in np.unique(vals):
-            _step(scheme, problem, W, active[vals == v], int(v), eta, b, rng)
+        if (vals == vals[0]).all():
+            _step(scheme, problem, W, None if active.size == R else active, int(vals[0]), eta, b, rng)
+        else:
+            for v in np.unique(vals):
+                _step(scheme, problem, W, active[vals == v], int(v), eta, b, rng)
 
 
 def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, problem: GradientProblem,

@@ -99,14 +99,23 @@ def _problem(params: dict[str, Any], spec: ErrorSpec, ctx: Context | None) -> Pr
     return ctx.problems[(name, params.get("lam"))]
 
 
-def _error(scheme: Scheme, src: Delay | Cluster, spec: ErrorSpec, seed: Any, problem: Problem | GradientProblem
-           ) -> dict[str, Any]:
+def _error(scheme: Scheme, src: Delay | Cluster, spec: ErrorSpec, seed: Any, problem: Problem | GradientProblem,
+           schedule: str | None = None) -> dict[str, Any]:
+    """The error part's columns; ``schedule`` (a spec, or None / ``none``: K or H fixed).  A
+    schedule's first value replaces the point's K or H, and the row says so in that column."""
+    sched = None if schedule in (None, "none") else schedule
     if isinstance(problem, Problem):
-        return error_curve(scheme, src, problem, spec.time, spec.points, spec.replicas, seed, spec.lr,
-                           spec.gamma, spec.p0, bound=False, model_paths=None, eps=spec.eps).as_columns()
-    return problem_error_curve(scheme, src, problem, spec.eta, spec.b, spec.time, spec.points, spec.replicas, seed,
-                               spec.lr, spec.gamma, spec.p0, eps=spec.eps,
-                               target_accuracy=spec.target_accuracy).as_columns()
+        curve = error_curve(scheme, src, problem, spec.time, spec.points, spec.replicas, seed, spec.lr,
+                            spec.gamma, spec.p0, bound=False, model_paths=None, eps=spec.eps, schedule=sched)
+    else:
+        curve = problem_error_curve(scheme, src, problem, spec.eta, spec.b, spec.time, spec.points, spec.replicas,
+                                    seed, spec.lr, spec.gamma, spec.p0, eps=spec.eps,
+                                    target_accuracy=spec.target_accuracy, schedule=sched)
+    out = curve.as_columns()
+    run = curve.simulated.schedule
+    if run is not None:
+        out[run.schedule.parameter] = run.schedule.start
+    return out
 
 
 def compute_point(index: int, params: dict[str, Any], seed: int, ctx: Context, runtime: bool,
@@ -129,7 +138,7 @@ def compute_point(index: int, params: dict[str, Any], seed: int, ctx: Context, r
             refused.append(f"[runtime] {exc}")
     if error is not None:
         try:
-            row.update(_error(scheme, src, error, stream, _problem(params, error, ctx)))
+            row.update(_error(scheme, src, error, stream, _problem(params, error, ctx), params.get("schedule")))
         except ParameterError as exc:
             refused.append(f"[error curve] {exc}")
     row["error"] = "; ".join(refused) or None

@@ -63,6 +63,7 @@ from ..problems.base import DEFAULT_LAM
 from ..problems.data import DataSet, prepared
 from ..random import SEED
 from ..reasons import Phrase
+from ..schedules import schedule
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, M, scheme_class, scheme_parameters
 from ..tables import read_source
 from ..topology import canonical_spec
@@ -122,6 +123,16 @@ def _topology(v: object) -> str:
     return canonical_spec(v)
 
 
+def _schedule(v: object) -> str:
+    """``none`` (K or H fixed) or a schedule's spec written one way (DESIGN §13); whether it
+    schedules the K or H of a point's scheme, and K0 ≤ m, is checked when the point is built."""
+    if not isinstance(v, str) or not v.strip():
+        raise ParameterError("schedule", "schedule_expected_spec", value=v)
+    if v.strip().lower() == "none":
+        return "none"
+    return schedule(v, "K" if v.strip().lower().startswith("steps") else None).spec
+
+
 def _trace_mode(v: object) -> str:
     if v not in TRACE_MODES:
         raise ParameterError("trace_mode", "one_of_bare", choices=", ".join(TRACE_MODES), value=v)
@@ -161,9 +172,10 @@ PARAMETERS: dict[str, tuple[Callable[[object], object], str]] = {
     # what the error part is about (DESIGN §9): ignored by the runtime part
     "problem": (_problem, "string"),
     "lam": (_domain(LAM, "lam"), "float64"),
+    "schedule": (_schedule, "string"),
 }
 #: the parameters only the error part reads (left empty on every point when it is not computed)
-ERROR_ONLY = ("problem", "lam")
+ERROR_ONLY = ("problem", "lam", "schedule")
 #: ``[compute].error``'s keys that are the quadratic's (DESIGN §3), and those of the logreg problems
 QUADRATIC_KEYS = ("L", "mu", "sigma2", "f0", "dim")
 LOGREG_KEYS = ("target_accuracy",)
@@ -303,6 +315,8 @@ class Grid:
     def ignored(self, scheme: str) -> set[str]:
         """The parameters that do not change this scheme's points (left empty on them)."""
         out = {k for k in SCHEME_KEYS if k not in scheme_parameters(scheme)}
+        if scheme_class(scheme).schedulable is None:
+            out.add("schedule")
         if self.error is None:
             out |= set(ERROR_ONLY)
         return out if self.runtime else out | {"iterations"}

@@ -43,12 +43,15 @@ RESULTS: dict[str, str] = {
     # a logreg problem's (DESIGN §9)
     "linearised_floor": "float64", "final_test_accuracy": "float64", "final_test_loss": "float64",
     "time_to_accuracy": "float64", "time_to_accuracy_low": "float64", "time_to_accuracy_high": "float64",
+    # a scheduled run's (DESIGN §13): the mean K or H in force at the horizon
+    "final_schedule_value": "float64",
     "error": "string",
 }
 #: the schema's metadata key holding the grid's fingerprint
 FINGERPRINT_KEY = b"distsgd.sweep.grid"
-#: the version of this layout (a file of another version is not resumed; 2: the problem columns; 3: topology)
-VERSION = 3
+#: the version of this layout (a file of another version is not resumed; 2: the problem columns; 3: topology;
+#: 4: schedule)
+VERSION = 4
 SCHEMA = pa.schema([pa.field("point", pa.int64(), nullable=False)]
                    + [pa.field(k, _TYPES[t]) for k, (_, t) in PARAMETERS.items()]
                    + [pa.field(k, _TYPES[t]) for k, t in RESULTS.items()])
