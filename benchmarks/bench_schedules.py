@@ -32,11 +32,11 @@ from distsgd.problems import bundled
 RESULTS = Path(__file__).parent / "results"
 
 
-def _median_time(f: Any, repeat: int = 3) -> float:
+def _median_time(run: Any, *args: Any, repeat: int = 3) -> float:
     out = []
     for _ in range(repeat):
         t = time.perf_counter()
-        f()
+        run(*args)
         out.append(time.perf_counter() - t)
     return statistics.median(out)
 
@@ -57,11 +57,11 @@ def cost(replicas: int) -> list[str]:
     lines = ["| run | fixed (s) | steps(0:K) (s) | scheduled (s) | scheduled / fixed |", "|---|---|---|---|---|"]
     for name, scheme, spec, run in cases:
         run(scheme, None)  # warm: compiled kernels, data set, E[T]
-        fixed = _median_time(lambda: run(scheme, None))
+        fixed = _median_time(run, scheme, None)
         param = type(scheme).schedulable
         same = f"steps(0:{getattr(scheme, param)})"
-        flat = _median_time(lambda: run(scheme, same))
-        sched = _median_time(lambda: run(scheme, spec))
+        flat = _median_time(run, scheme, same)
+        sched = _median_time(run, scheme, spec)
         lines.append(f"| {name}; {spec} | {fixed:.3f} | {flat:.3f} | {sched:.3f} | {sched / fixed:.2f} |")
     return lines
 

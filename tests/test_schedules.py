@@ -267,7 +267,8 @@ def test_schedules_as_sweep_values(tmp_path):
 
 def test_a_one_step_h_schedule_is_the_fixed_local_sgd():
     # steps(0:4) on local SGD: the scheduled round (sampled exactly on the model problem) and the fixed engines agree
-    scheme, delay, problem = make_scheme("local-sgd", 6, H=4, comm_delay=2.0), parse_delay("exp(rate=1)"), Problem(eta=0.1)
+    scheme, delay = make_scheme("local-sgd", 6, H=4, comm_delay=2.0), parse_delay("exp(rate=1)")
+    problem = Problem(eta=0.1)
     a = simulate_error(scheme, delay, problem, 40.0, points=7, replicas=800, seed=5, keep_errors=True)
     b = simulate_error(scheme, delay, problem, 40.0, points=7, replicas=800, seed=6, keep_errors=True,
                        schedule="steps(0:4)")
