@@ -5,7 +5,9 @@
 
 (1) Cost: a scheduled run against the same run with K (or H) fixed, on the model problem and on
     breast cancer: ``simulate_error`` / ``simulate_problem`` with ``schedule=adasync(...)`` (or
-    ``adacomm``) against the same call without it, wall time (median of three), the ratio.
+    ``adacomm``) against the same call without it, wall time (median of three), the ratio; and
+    ``steps(0:K)``, the schedule that never changes K: the mechanism's own overhead (the scheduled
+    run also does a different amount of work: AdaSync's K grows, AdaComm's H falls).
 (2) Where a schedule wins: k-sync with m = 16 on the model problem, exponential delays and a heavy
     tail (Pareto α = 1.5): the time to ε of AdaSync against every fixed K, with the 95 % band of
     each (the first grid time its mean, and the edges of its band, are ≤ ε); the same for AdaComm
@@ -48,6 +50,8 @@ def cost(replicas: int) -> list[str]:
     cases = [
         ("k-sync m=16, quadratic d=10, T=200", make_scheme("k-sync", 16, K=4), "adasync(K0=4, period=20)",
          lambda s, sc: simulate_error(s, exp, q, 200.0, 101, replicas, 1, schedule=sc)),
+        ("k-async m=16, quadratic d=10, T=100", make_scheme("k-async", 16, K=2), "adasync(K0=2, period=20)",
+         lambda s, sc: simulate_error(s, exp, q, 100.0, 101, replicas, 1, schedule=sc)),
         ("local-sgd m=16, quadratic d=10, T=400, D=5", make_scheme("local-sgd", 16, H=8, comm_delay=5.0),
          "adacomm(H0=8, period=40)",
          lambda s, sc: simulate_error(s, exp, q, 400.0, 101, replicas, 1, schedule=sc)),

@@ -229,7 +229,7 @@ def _add_error_parser(sub: Any) -> None:
                    help="learning-rate rule for the asynchronous schemes")
     p.add_argument("--C", type=float, default=0.01, help="constant of the adaptive rule")
     p.add_argument("--K-schedule", default=None, dest="K_schedule",
-                   help="change K during the run (k-sync; DESIGN §13): adasync(K0=…, period=…) or "
+                   help="change K during the run (k-sync, k-async; DESIGN §13): adasync(K0=…, period=…) or "
                    "steps(0:K1, t2:K2, …)")
     p.add_argument("--H-schedule", default=None, dest="H_schedule",
                    help="change H during the run (local-sgd; DESIGN §13): adacomm(H0=…, period=…) or "

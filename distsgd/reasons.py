@@ -91,8 +91,8 @@ REASONS: dict[str, str] = {
     "schedule_step_malformed": "malformed step {step!r}: expected time:value, e.g. 50:4",
     "schedule_steps_start": "the first step must be at time 0 (got {time})",
     "schedule_steps_order": "step times must increase ({time} after {before})",
-    "schedule_scheme": "{scheme} has no K or H a schedule can change (k-sync takes a K schedule, local-sgd an H "
-                       "schedule)",
+    "schedule_scheme": "{scheme} has no K or H a schedule can change (k-sync and k-async take a K schedule, "
+                       "local-sgd an H schedule)",
     "schedule_loss_positive": "{spec!r} scales K or H by the training loss, which must be positive at w₀ (got "
                               "{f0:g})",
     "schedule_one_flag": "give --K-schedule or --H-schedule, not both",

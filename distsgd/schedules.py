@@ -1,6 +1,6 @@
 """Adaptive schedules (DESIGN §13): K or H that change during training.
 
-A :class:`Schedule` changes the wait-for count K of k-sync (or the local period H of local SGD) at
+A :class:`Schedule` changes the wait-for count K of k-sync or k-async (or the local period H of local SGD) at
 checkpoints in wall-clock time, each replica from its own training loss measured then; a change
 takes effect at the replica's next iteration (round), never in the middle of one.  Three rules,
 each one pure function of the loss ratio r = F(w_t)/F(w₀):

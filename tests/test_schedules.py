@@ -59,7 +59,7 @@ BAD = [  # (spec, scheme, the part named inside the message)
     ("adacomm(H0=4, period=5)", "k-sync", "schedules H, not K"),
     ("adasync(K0=2, period=5)", "local-sgd", "schedules K, not H"),
     ("adasync(K0=2, period=5)", "async", "no K or H"),  # a scheme without a K or H to schedule
-    ("adasync(K0=2, period=5)", "k-async", "no K or H"),
+    ("adasync(K0=2, period=5)", "k-batch-async", "no K or H"),
     ("adasync(K0=2)", "k-sync", "period"),
     ("adasync(K0=2, period=5, H0=3)", "k-sync", "H0"),
     ("", "k-sync", "expected a schedule"),
@@ -68,7 +68,7 @@ BAD = [  # (spec, scheme, the part named inside the message)
 
 @pytest.mark.parametrize("spec, name, part", BAD)
 def test_bad_schedules_name_the_parameter(spec, name, part):
-    kw = {"K": 2} if name in ("k-sync", "k-async") else {"H": 2} if name == "local-sgd" else {}
+    kw = {"K": 2} if name in ("k-sync", "k-async", "k-batch-async") else {"H": 2} if name == "local-sgd" else {}
     with pytest.raises(ParameterError) as e:
         check_schedule(spec, make_scheme(name, 8, **kw))
     assert e.value.parameter == "schedule" and part in str(e.value)
@@ -114,6 +114,24 @@ def test_local_sgd_schedule_takes_h_jobs_a_round():
     t, v = _times(make_scheme("local-sgd", 2, H=2), "steps(0:2, 4:1)")
     assert t == [30.0, 60.0, 100.0, 150.0]
     assert v == [2, 1, 1, 1]
+
+
+def test_k_async_schedule_changes_at_the_next_update():
+    # K = 1: worker 0 pushes at 1, 3 (1 + 2) and 6 (3 + 3); the update at 6 was collecting at the
+    # checkpoint t = 5 and keeps K = 1.  Then K = 2: worker 0 (6 + 4 = 10) and worker 1 (its first
+    # job, 10) push at 10, tie broken by id; then 15 and 30 → 30; 36 and 60 → 60; 67 and 100 → 100;
+    # 75 and 150 → 150.  Worker 1's first gradient was computed on version 0 and used by update 3.
+    scheme = make_scheme("k-async", 2, K=1)
+    sched = check_schedule("steps(0:1, 5:2)", scheme)
+    p = run_scheduled(scheme, sched, make_cluster(trace=TRACE), Problem(dim=2).gradient_problem(), 0.05, 1,
+                      np.linspace(0, 100.0, 5), 2, np.random.default_rng(0), 10_000, math.inf)
+    n = int(p.counts[0])
+    assert p.times[0, :n].tolist() == [1.0, 3.0, 6.0, 10.0, 30.0, 60.0, 100.0, 150.0]
+    assert p.values[0, :n].tolist() == [1, 1, 1, 2, 2, 2, 2, 2]
+    assert p.workers is not None and p.stale is not None
+    assert p.workers[0, 3].tolist() == [0, 1] and p.stale[0, 3].tolist() == [0, 3]
+    assert p.workers[0, 4].tolist() == [0, 1]  # in push order: worker 0 at 15, worker 1 at 30
+    assert p.workers[0, 0].tolist() == [0, -1]  # K = 1: one pusher, the rest padding
 
 
 # -- the process in law -----------------------------------------------------------------------------
@@ -263,6 +281,22 @@ def test_schedules_as_sweep_values(tmp_path):
     assert "schedules H, not K" in rows[("k-sync", "adacomm(H0=4, period=5)")].error  # a row saying why
     assert rows[("local-sgd", "adacomm(H0=4, period=5)")].error is None
     assert "schedules K, not H" in rows[("local-sgd", "adasync(K0=2, period=5)")].error
+
+
+def test_a_one_step_k_async_schedule_is_the_fixed_k_async():
+    # steps(0:2) on k-async: the scheduled stepper and SGD against the fixed engines and kernels, in
+    # law: the error on the grid and the staleness of the gradients
+    scheme, delay, problem = make_scheme("k-async", 6, K=2), parse_delay("exp(rate=1)"), Problem(eta=0.1)
+    a = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=600, seed=5, keep_errors=True)
+    b = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=600, seed=6, keep_errors=True,
+                       schedule="steps(0:2)")
+    assert a.errors is not None and b.errors is not None
+    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 600 + b.errors.var(axis=0, ddof=1) / 600)
+    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+    # mean staleness of k-async with m = 6, K = 2 is (m − K)/K = 2 per gradient in the long run
+    assert a.staleness_mean is not None and b.staleness_mean is not None
+    assert abs(b.staleness_mean - a.staleness_mean) < 0.1 and abs(b.fresh_fraction - a.fresh_fraction) < 0.02
+    assert 1.7 < b.staleness_mean < 2.0  # (the first updates' gradients are fresher: the run starts idle)
 
 
 def test_a_one_step_h_schedule_is_the_fixed_local_sgd():

@@ -34,7 +34,7 @@ Source = Delay | Cluster
 
 __all__ = [
     "UpdateTrace", "kasync_blocks", "kasync_trace", "kasync_batch_means", "kasync_cost", "kasync_cluster_cost",
-    "merged_stream", "merged_trace", "merged_batch_means", "merged_cost", "push_staleness", "Source",
+    "merged_stream", "merged_trace", "merged_batch_means", "merged_cost", "push_staleness", "Source", "earliest",
 ]
 
 
@@ -199,7 +199,7 @@ def _kasync_steps_numpy(jobs: _FreshJobs | _QueuedJobs, m: int, K: int, R: int,
         stale = np.empty((b, R, K), dtype=np.int64)
         workers = np.empty((b, R, K), dtype=np.int32) if record else None
         for jj in range(b):
-            idx = _earliest(fin2, K)  # push order
+            idx = earliest(fin2, K)  # push order
             flat = (idx + base).ravel()
             t = finish[flat[K - 1::K]]
             if workers is not None:
@@ -233,7 +233,7 @@ def kasync_trace(delay: Source, m: int, K: int, R: int, n: int, rng: np.random.G
     return trace
 
 
-def _earliest(fin: np.ndarray, K: int) -> np.ndarray:
+def earliest(fin: np.ndarray, K: int) -> np.ndarray:
     """Each row's K smallest by (value, column), in that order: (R, K) column indices.  A stable
     argsort for short rows; for long ones an argpartition, sorted by (value, column), and a
     stable argsort only for the rows where ties at the K-th value leave the choice open."""

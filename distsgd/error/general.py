@@ -184,7 +184,7 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     _check_output(problem, w0[None], rng.spawn(1)[0], b)  # (a child stream: the run's stays as it is)
     if sched is not None:
         return simulate_scheduled(scheme, sched, delay, problem, eta, b, f_star, grid, replicas, rng, max_updates,
-                                  max_work, keep_errors)
+                                  max_work, keep_errors, lr)
     group = _replica_group(scheme, n, problem.dim, b, replicas)
     errors = np.empty((replicas, points))
     metrics: dict[str, np.ndarray] = {}

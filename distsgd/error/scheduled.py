@@ -1,11 +1,13 @@
-"""SGD with an adaptive schedule (DESIGN §13): k-sync whose K, or local SGD whose H, each replica
-changes at checkpoints from its own training loss.
+"""SGD with an adaptive schedule (DESIGN §13): k-sync or k-async whose K, or local SGD whose H,
+each replica changes at checkpoints from its own training loss.
 
 The run goes checkpoint by checkpoint.  Up to checkpoint c every replica's updates are drawn with
-the value in force (:class:`~distsgd.error.scheduled_times.ScheduledTimes`) until one ends after
-c: that update was in progress at c and keeps its value.  The SGD steps (as
-:func:`~distsgd.error.general.simulate_problem` takes them: ``W ← W − η·grad(W, K·b)``, or H local
-steps on each of the m workers and the average) apply every update that ended by c; then the
+the value in force (:class:`~distsgd.error.scheduled_times.ScheduledTimes`, or
+:class:`~distsgd.error.scheduled_times.ScheduledKAsync`) until one ends after c: that update was in
+progress at c and keeps its value.  The SGD steps (as
+:func:`~distsgd.error.general.simulate_problem` takes them: ``W ← W − η·grad(W, K·b)``, H local
+steps on each of the m workers and the average, or K gradients at the parameters their workers
+read) apply every update that ended by c; then the
 training loss F(w_c) of each replica gives its ratio r = F(w_c)/F(w₀) and the schedule's rule the
 value of the replica's next update.  The model problem runs as
 :class:`~distsgd.error.problem.QuadraticProblem` (the same process in law as its own kernels).
@@ -25,9 +27,9 @@ from ..problems.base import GradientProblem
 from ..schedules import Schedule, check_schedule
 from ..schemes import Scheme
 from .exact import geom
-from .problem import RECORD_BLOCK, QuadraticProblem, band
+from .problem import RECORD_BLOCK, LearningRate, QuadraticProblem, band
 from .result import ErrorSimulation, ScheduleRun
-from .scheduled_times import ScheduledTimes
+from .scheduled_times import ScheduledKAsync, ScheduledTimes, UpdateLog
 
 __all__ = ["scheduled_scheme", "ScheduledPaths", "run_scheduled", "simulate_scheduled", "schedule_record"]
 
@@ -44,6 +46,9 @@ class ScheduledPaths:
     counts: np.ndarray
     ratios: np.ndarray  # (R, C) F(w_c)/F(w₀) at each checkpoint
     after: np.ndarray  # (R, C) the value each replica took at each checkpoint
+    applied: np.ndarray  # (R,) the updates applied by the horizon
+    stale: np.ndarray | None = None  # k-async: (R, n, kmax) each gradient's staleness (padded with 0)
+    workers: np.ndarray | None = None  # k-async: (R, n, kmax) the pushers (padded with −1)
 
 
 def scheduled_scheme(scheme: Scheme, schedule: Schedule | str | None) -> tuple[Schedule | None, Scheme]:
@@ -55,59 +60,6 @@ def scheduled_scheme(scheme: Scheme, schedule: Schedule | str | None) -> tuple[S
     parameter = type(scheme).schedulable
     assert parameter is not None
     return s, dataclasses.replace(scheme, **{parameter: s.start})
-
-
-class _Trace:
-    """Each replica's update times and values so far, (R, cap) padded with inf and 0."""
-
-    def __init__(self, R: int, cap: int = 64) -> None:
-        self.times = np.full((R, cap), np.inf)
-        self.values = np.zeros((R, cap), dtype=np.int64)
-        self.n = np.zeros(R, dtype=np.int64)
-
-    def last(self, rows: np.ndarray) -> np.ndarray:
-        n = self.n[rows]
-        return np.where(n > 0, self.times[rows, np.maximum(n - 1, 0)], 0.0)
-
-    def append(self, rows: np.ndarray, t: np.ndarray, used: np.ndarray, value: int, max_updates: int) -> None:
-        need = int((self.n[rows] + used).max())
-        if need > max_updates:
-            raise ParameterError("time", "runs_too_long", cap=max_updates)
-        if need > self.times.shape[1]:
-            grow = max(need, 2 * self.times.shape[1]) - self.times.shape[1]
-            self.times = np.hstack([self.times, np.full((self.times.shape[0], grow), np.inf)])
-            self.values = np.hstack([self.values, np.zeros((self.values.shape[0], grow), dtype=np.int64)])
-        k = np.arange(t.shape[1])
-        keep = k[None, :] < used[:, None]
-        r, c = np.nonzero(keep)
-        self.times[rows[r], self.n[rows][r] + c] = t[r, c]
-        self.values[rows[r], self.n[rows][r] + c] = value
-        self.n[rows] += used
-
-
-def _extend(trace: _Trace, timing: ScheduledTimes, value: np.ndarray, until: float, max_updates: int) -> None:
-    """Draw updates for every replica whose last update ended by ``until`` (or that has none) until
-    one ends after it, each with the replica's value."""
-    need = np.flatnonzero(trace.last(np.arange(trace.n.size)) <= until)
-    for v in np.unique(value[need]):
-        rows = need[value[need] == v]
-        mean = None
-        while rows.size:
-            start = trace.last(rows)
-            if mean is None:
-                count = 16
-            else:  # enough to pass ``until`` in most replicas
-                count = int(np.ceil((until - start.min()) / mean * 1.25)) + 8
-            count = max(1, min(count, timing.max_count(rows.size, int(v))))
-            d = timing.peek(rows, int(v), count)
-            mean = max(float(d.mean()), 1e-300)
-            t = start[:, None] + np.cumsum(d, axis=1)
-            over = t > until
-            done = over.any(axis=1)
-            used = np.where(done, over.argmax(axis=1) + 1, count)
-            timing.advance(rows, int(v), used)
-            trace.append(rows, t, used, int(v), max_updates)
-            rows = rows[~done]
 
 
 class _Grid:
@@ -143,33 +95,73 @@ class _Grid:
         self._W, self._at, self._size = [], [], 0
 
 
-def _step(scheme: Scheme, problem: GradientProblem, W: np.ndarray, rows: np.ndarray | None, value: int, eta: float,
-          b: int, rng: np.random.Generator) -> None:
-    """One update of these replicas (None: all) with K (or H) = value, in place.  Local SGD on the
-    model problem samples the round exactly as the fixed engines do: the m-worker average after H
-    linear steps is a^H ⊙ w plus one Gaussian per coordinate (a = 1 − ηh)."""
-    Wr = W if rows is None else W[rows]
-    if scheme.averages_models:
-        m = scheme.m
-        if isinstance(problem, QuadraticProblem):
-            a = 1.0 - eta * problem.h
-            sd = eta * np.sqrt(problem.model.sigma2 / (b * problem.dim) * geom(a * a, value) / m)
-            Wr = a**value * Wr + sd * rng.standard_normal(Wr.shape)
+class _Fresh:
+    """Updates of k-sync (``W ← W − η·grad(W, K·b)``) or local SGD (H local steps on each of the m
+    workers, then the average).  Local SGD on the model problem samples the round exactly as the
+    fixed engines do: the m-worker average after H linear steps is a^H ⊙ w plus one Gaussian per
+    coordinate (a = 1 − ηh)."""
+
+    def __init__(self, scheme: Scheme, problem: GradientProblem, eta: float, b: int, rng: np.random.Generator) -> None:
+        self.scheme, self.problem, self.eta, self.b, self.rng = scheme, problem, eta, b, rng
+
+    def step(self, W: np.ndarray, rows: np.ndarray | None, value: int, at: np.ndarray) -> None:
+        """One update of these replicas (None: all) with K (or H) = value, in place."""
+        problem, eta, b, rng = self.problem, self.eta, self.b, self.rng
+        Wr = W if rows is None else W[rows]
+        if self.scheme.averages_models:
+            m = self.scheme.m
+            if isinstance(problem, QuadraticProblem):
+                a = 1.0 - eta * problem.h
+                sd = eta * np.sqrt(problem.model.sigma2 / (b * problem.dim) * geom(a * a, value) / m)
+                Wr = a**value * Wr + sd * rng.standard_normal(Wr.shape)
+            else:
+                local = np.repeat(Wr, m, axis=0)
+                for _ in range(value):
+                    local -= eta * problem.grad(local, rng, b)
+                Wr = local.reshape(Wr.shape[0], m, -1).mean(axis=1)
         else:
-            local = np.repeat(Wr, m, axis=0)
-            for _ in range(value):
-                local -= eta * problem.grad(local, rng, b)
-            Wr = local.reshape(Wr.shape[0], m, -1).mean(axis=1)
-    else:
-        Wr = Wr - eta * problem.grad(Wr, rng, value * b)
-    if rows is None:
-        W[...] = Wr
-    else:
-        W[rows] = Wr
+            Wr = Wr - eta * problem.grad(Wr, rng, value * b)
+        if rows is None:
+            W[...] = Wr
+        else:
+            W[rows] = Wr
 
 
-def _sgd(scheme: Scheme, problem: GradientProblem, W: np.ndarray, trace: _Trace, applied: np.ndarray,
-         upto: np.ndarray, grid: _Grid, want: np.ndarray, eta: float, b: int, rng: np.random.Generator) -> None:
+class _KAsync:
+    """k-async updates: each of the K gradients of an update is computed at the parameters its
+    worker read (``problem.grad`` at the stale model), with the learning-rate rule of ``lr``
+    (:class:`~distsgd.error.problem.LearningRate`, as the fixed runs apply it); the pushers then
+    read the new parameters."""
+
+    def __init__(self, scheme: Scheme, problem: GradientProblem, eta: float, b: int, rng: np.random.Generator,
+                 lr: LearningRate, log: UpdateLog, W: np.ndarray) -> None:
+        self.m, self.problem, self.eta, self.b, self.rng, self.lr, self.log = scheme.m, problem, eta, b, rng, lr, log
+        self.read = np.repeat(W, scheme.m, axis=0)  # (R·m, d): what each worker last read
+        self.eta_max = lr.eta_max if lr.eta_max is not None else eta
+
+    def step(self, W: np.ndarray, rows: np.ndarray | None, value: int, at: np.ndarray) -> None:
+        r = np.arange(W.shape[0]) if rows is None else rows
+        assert self.log.workers is not None and self.log.stale is not None
+        flat = r[:, None] * self.m + self.log.workers[r, at, :value]  # (g, K) rows of ``read``
+        used = self.read[flat]
+        g, d = r.size, W.shape[1]
+        G = self.problem.grad(used.reshape(g * value, d), self.rng, self.b).reshape(g, value, d)
+        if self.lr.rule == "staleness":
+            lam = self.eta / np.maximum(self.log.stale[r, at, :value], 1)
+            step = np.einsum("gk,gkd->gd", lam, G) / value
+        elif self.lr.rule == "constant":
+            step = self.eta * G.mean(axis=1)
+        else:
+            dist2 = ((W[r][:, None, :] - used) ** 2).sum(axis=2).mean(axis=1)
+            with np.errstate(divide="ignore"):
+                eta_j = np.where(dist2 > 0, np.minimum(self.lr.C / dist2, self.eta_max), self.eta_max)
+            step = eta_j[:, None] * G.mean(axis=1)
+        W[r] -= step
+        self.read[flat] = W[r][:, None, :]
+
+
+def _sgd(stepper: _Fresh | _KAsync, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray,
+         grid: _Grid, want: np.ndarray) -> None:
     """Apply updates applied[r] … upto[r] − 1 of every replica (each with its own value), and
     record the model at the counts ``want`` (R, P) asks for (−1: not in this stretch)."""
     R = W.shape[0]
@@ -187,29 +179,39 @@ def _sgd(scheme: Scheme, problem: GradientProblem, W: np.ndarray, trace: _Trace,
         if not on.any():
             break
         active = rows_all if on.all() else rows_all[on]
-        vals = trace.values[active, count[active]]
+        at = count[active]
+        vals = trace.values[active, at]
         if (vals == vals[0]).all():
-            _step(scheme, problem, W, None if active.size == R else active, int(vals[0]), eta, b, rng)
+            stepper.step(W, None if active.size == R else active, int(vals[0]), at)
         else:
             for v in np.unique(vals):
-                _step(scheme, problem, W, active[vals == v], int(v), eta, b, rng)
+                pick = vals == v
+                stepper.step(W, active[pick], int(v), at[pick])
 
 
 def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, problem: GradientProblem,
                   eta: float, b: int, grid: np.ndarray, R: int, rng: np.random.Generator,
-                  max_updates: int, max_work: float) -> ScheduledPaths:
+                  max_updates: int, max_work: float, lr: LearningRate | None = None) -> ScheduledPaths:
     """R replicas of the scheduled run on the time grid (see the module's docstring): the
     training loss on the grid as :attr:`ScheduledPaths.errors` before f* is taken off."""
     timing_rng, sgd_rng = rng.spawn(2)
-    timing = ScheduledTimes(scheme, source, R, timing_rng)
     horizon = float(grid[-1])
     checkpoints = schedule.checkpoints(horizon)
-    trace = _Trace(R)
     value = np.full(R, schedule.start, dtype=np.int64)
     W = np.broadcast_to(np.asarray(problem.w0(), dtype=np.float64), (R, problem_dim(problem))).copy()
     f0 = float(problem.loss(W[:1])[0])
     if not f0 > 0:
         raise ParameterError("schedule", "schedule_loss_positive", spec=schedule.spec, f0=f0)
+    timing: ScheduledTimes | ScheduledKAsync
+    stepper: _Fresh | _KAsync
+    if scheme.fresh:
+        trace = UpdateLog(R)
+        timing = ScheduledTimes(scheme, source, R, timing_rng)
+        stepper = _Fresh(scheme, problem, eta, b, sgd_rng)
+    else:
+        trace = UpdateLog(R, kmax=max(schedule.values()) if schedule.rule == "steps" else scheme.m)
+        timing = ScheduledKAsync(scheme, source, R, timing_rng)
+        stepper = _KAsync(scheme, problem, eta, b, sgd_rng, lr or LearningRate(), trace, W)
     rec = _Grid(problem, R, grid.size)
     applied = np.zeros(R, dtype=np.int64)
     ratios = np.empty((R, checkpoints.size))
@@ -217,7 +219,7 @@ def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, p
     work = 0.0
     lo = -np.inf
     for i, c in enumerate([*checkpoints.tolist(), horizon]):
-        _extend(trace, timing, value, c, max_updates)
+        timing.extend(trace, value, c, max_updates)
         upto = _count_at(trace.times, c)
         cols = np.flatnonzero((grid > lo) & (grid <= c))
         want = np.full((R, grid.size), -1, dtype=np.int64)
@@ -226,14 +228,15 @@ def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, p
         work += _work(scheme, trace, applied, upto, b, W.shape[1])
         if work > max_work:
             raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
-        _sgd(scheme, problem, W, trace, applied, upto, rec, want, eta, b, sgd_rng)
+        _sgd(stepper, W, trace, applied, upto, rec, want)
         applied = upto
         lo = c
         if i < checkpoints.size:
             ratios[:, i] = problem.loss(W) / f0
             value = after[:, i] = schedule.after(c, ratios[:, i], scheme.m)
     rec.flush()
-    return ScheduledPaths(rec.loss, rec.metrics, trace.times, trace.values, trace.n, ratios, after)
+    return ScheduledPaths(rec.loss, rec.metrics, trace.times, trace.values, trace.n, ratios,
+                          after, applied, trace.stale, trace.workers)
 
 
 def problem_dim(problem: GradientProblem) -> int:
@@ -250,7 +253,7 @@ def _counts(times: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.stack([np.searchsorted(row, t, side="right") for row in times])
 
 
-def _work(scheme: Scheme, trace: _Trace, applied: np.ndarray, upto: np.ndarray, b: int, d: int) -> float:
+def _work(scheme: Scheme, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, b: int, d: int) -> float:
     """Gradient rows × d of the updates about to be applied (the work cap of simulate_problem)."""
     total = 0.0
     for r in np.flatnonzero(upto > applied):
@@ -272,13 +275,24 @@ def schedule_record(schedule: Schedule, paths: ScheduledPaths, grid: np.ndarray)
 
 def simulate_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, problem: GradientProblem,
                        eta: float, b: int, f_star: float, grid: np.ndarray, R: int, rng: np.random.Generator,
-                       max_updates: int, max_work: float, keep_errors: bool = False) -> ErrorSimulation:
+                       max_updates: int, max_work: float, keep_errors: bool = False,
+                       lr: LearningRate | None = None) -> ErrorSimulation:
     """The error f(w) − f* and every metric of the scheduled run on ``grid``, mean and 95 % band
-    over R replicas, with the schedule's record (:class:`~distsgd.error.result.ScheduleRun`)."""
-    paths = run_scheduled(scheme, schedule, source, problem, eta, b, grid, R, rng, max_updates, max_work)
+    over R replicas, with the schedule's record (:class:`~distsgd.error.result.ScheduleRun`); for
+    k-async also the staleness of every gradient applied by the horizon (mean, fresh fraction,
+    histogram)."""
+    paths = run_scheduled(scheme, schedule, source, problem, eta, b, grid, R, rng, max_updates, max_work, lr)
     errors = paths.errors - f_star
     mean, low, high = band(errors)
     out = ErrorSimulation(grid, mean, low, high, R, int(paths.counts.max()), errors=errors if keep_errors else None)
     out.metrics = {name: band(v) for name, v in paths.metrics.items()}
     out.schedule = schedule_record(schedule, paths, grid)
+    if paths.stale is not None and paths.workers is not None:
+        n = paths.stale.shape[1]
+        done = np.arange(n)[None, :] < paths.applied[:, None]  # (R, n) updates applied by the horizon
+        st = paths.stale[(paths.workers >= 0) & done[:, :, None]]
+        if st.size:
+            out.staleness_mean = float(st.mean())
+            out.fresh_fraction = float(np.count_nonzero(st == 0) / st.size)
+            out.staleness_counts = np.bincount(st)
     return out

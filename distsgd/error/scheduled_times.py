@@ -25,12 +25,71 @@ from .. import limits
 from ..clusters import Cluster
 from ..delays import Delay
 from ..engines.clusters import JobQueues
+from ..engines.renewal import earliest
+from ..params import ParameterError
 from ..schemes import Scheme
 
-__all__ = ["ScheduledTimes", "QUEUE_DEPTH"]
+__all__ = ["UpdateLog", "ScheduledTimes", "ScheduledKAsync", "QUEUE_DEPTH"]
 
 #: jobs a worker's queue is peeked ahead on a cluster (a peek of one round takes H of them)
 QUEUE_DEPTH = 256
+
+
+class UpdateLog:
+    """Each replica's updates so far: times and values (R, cap), padded with inf and 0, ``n`` of
+    them each; for k-async also each update's workers in push order and their staleness
+    (R, cap, kmax), padded with −1 and 0."""
+
+    def __init__(self, R: int, kmax: int | None = None, cap: int = 64) -> None:
+        self.times = np.full((R, cap), np.inf)
+        self.values = np.zeros((R, cap), dtype=np.int64)
+        self.n = np.zeros(R, dtype=np.int64)
+        self.kmax = kmax
+        self.workers = None if kmax is None else np.full((R, cap, kmax), -1, dtype=np.int32)
+        self.stale = None if kmax is None else np.zeros((R, cap, kmax), dtype=np.int32)
+
+    def last(self, rows: np.ndarray) -> np.ndarray:
+        """The time of each replica's last update (0 before the first)."""
+        n = self.n[rows]
+        return np.where(n > 0, self.times[rows, np.maximum(n - 1, 0)], 0.0)
+
+    def _room(self, need: int, max_updates: int) -> None:
+        if need > max_updates:
+            raise ParameterError("time", "runs_too_long", cap=max_updates)
+        cap = self.times.shape[1]
+        if need <= cap:
+            return
+        grow = max(need, 2 * cap) - cap
+        R = self.times.shape[0]
+        if self.kmax is not None and R * (cap + grow) * self.kmax > limits.MAX_TRACE_VALUES:
+            raise ParameterError("replicas", "gradient_trace_replicas", scheme="k-async", cap=limits.MAX_TRACE_VALUES,
+                                 updates=cap + grow, fit=max(1, limits.MAX_TRACE_VALUES // ((cap + grow) * self.kmax)))
+        self.times = np.hstack([self.times, np.full((R, grow), np.inf)])
+        self.values = np.hstack([self.values, np.zeros((R, grow), dtype=np.int64)])
+        if self.workers is not None and self.stale is not None:
+            self.workers = np.concatenate([self.workers, np.full((R, grow, self.workers.shape[2]), -1, np.int32)], 1)
+            self.stale = np.concatenate([self.stale, np.zeros((R, grow, self.stale.shape[2]), np.int32)], 1)
+
+    def append(self, rows: np.ndarray, t: np.ndarray, used: np.ndarray, value: int, max_updates: int) -> None:
+        """The first used[i] times of row i of ``t`` as replica rows[i]'s next updates."""
+        self._room(int((self.n[rows] + used).max()), max_updates)
+        r, c = np.nonzero(np.arange(t.shape[1])[None, :] < used[:, None])
+        at = self.n[rows][r] + c
+        self.times[rows[r], at] = t[r, c]
+        self.values[rows[r], at] = value
+        self.n[rows] += used
+
+    def push(self, rows: np.ndarray, t: np.ndarray, workers: np.ndarray, stale: np.ndarray, value: int,
+             max_updates: int) -> None:
+        """One k-async update of each replica in ``rows``: its time, its value pushers and their staleness."""
+        self._room(int(self.n[rows].max()) + 1, max_updates)
+        assert self.workers is not None and self.stale is not None
+        at = self.n[rows]
+        self.times[rows, at] = t
+        self.values[rows, at] = value
+        self.workers[rows, at, :value] = workers
+        self.stale[rows, at, :value] = stale
+        self.n[rows] += 1
 
 
 class ScheduledTimes:
@@ -87,3 +146,62 @@ class ScheduledTimes:
             m = self.scheme.m
             slots = (rows[:, None] * m + np.arange(m)).ravel()
             self.queues.advance(slots, np.repeat(used, m) * self.jobs_per_update(value))
+
+    def extend(self, log: UpdateLog, value: np.ndarray, until: float, max_updates: int) -> None:
+        """Draw updates for every replica whose last update ended by ``until`` (or that has none)
+        until one ends after it, each with the replica's value."""
+        need = np.flatnonzero(log.last(np.arange(log.n.size)) <= until)
+        for v in np.unique(value[need]):
+            rows = need[value[need] == v]
+            mean = None
+            while rows.size:
+                start = log.last(rows)
+                # 16 first, then enough to pass ``until`` in most replicas
+                count = 16 if mean is None else int(np.ceil((until - start.min()) / mean * 1.25)) + 8
+                count = max(1, min(count, self.max_count(rows.size, int(v))))
+                d = self.peek(rows, int(v), count)
+                mean = max(float(d.mean()), 1e-300)
+                t = start[:, None] + np.cumsum(d, axis=1)
+                over = t > until
+                done = over.any(axis=1)
+                used = np.where(done, over.argmax(axis=1) + 1, count)
+                self.advance(rows, int(v), used)
+                log.append(rows, t, used, int(v), max_updates)
+                rows = rows[~done]
+
+
+class ScheduledKAsync:
+    """k-async (DESIGN §2.2) in R replicas, each with its own K, stepped one update at a time and
+    continued across checkpoints: the K workers with the earliest finish times (ties by worker
+    id) push in that order and wait for the update at the K-th push, then read the new parameters
+    and take their next mini-batch; the others go on.  The process of
+    :func:`~distsgd.engines.renewal.kasync_blocks` (its numpy path) with K per replica."""
+
+    def __init__(self, scheme: Scheme, source: Delay | Cluster, R: int, rng: np.random.Generator) -> None:
+        self.m, self.source, self.rng = scheme.m, source, rng
+        self.queues = JobQueues(source, rng, R) if isinstance(source, Cluster) else None
+        self.finish = self._jobs(np.arange(R), np.tile(np.arange(self.m), (R, 1)))
+        self.read = np.zeros((R, self.m), dtype=np.int64)
+
+    def _jobs(self, rows: np.ndarray, workers: np.ndarray) -> np.ndarray:
+        """The next mini-batch time of each (row, worker) of ``workers`` (len(rows), k)."""
+        if self.queues is None:
+            assert isinstance(self.source, Delay)
+            return self.source.sample(self.rng, workers.shape)
+        x, _ = self.queues.peek((rows[:, None] * self.m + workers).ravel(), 1)
+        self.queues.advance((rows[:, None] * self.m + workers).ravel(), 1)
+        return x[:, 0].reshape(workers.shape)
+
+    def extend(self, log: UpdateLog, value: np.ndarray, until: float, max_updates: int) -> None:
+        """Step every replica whose last update ended by ``until`` until one ends after it."""
+        rows = np.flatnonzero(log.last(np.arange(log.n.size)) <= until)
+        while rows.size:
+            for v in np.unique(value[rows]):
+                g = rows[value[rows] == v]
+                idx = earliest(self.finish[g], int(v))  # (g, v) in push order
+                t = self.finish[g, idx[:, -1]]
+                j = log.n[g]
+                log.push(g, t, idx, j[:, None] - self.read[g[:, None], idx], int(v), max_updates)
+                self.read[g[:, None], idx] = (j + 1)[:, None]
+                self.finish[g[:, None], idx] = t[:, None] + self._jobs(g, idx)
+            rows = rows[log.last(rows) <= until]

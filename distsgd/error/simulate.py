@@ -67,9 +67,10 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     unless ``budget`` says otherwise (a benchmark of a known, long workload).  ``runtime`` (E[T],
     e.g. the one a bound beside this curve uses) sizes the run; by default it is computed.
 
-    ``schedule`` (DESIGN §13: ``adasync(K0=…, period=…)`` on k-sync, ``adacomm(H0=…, period=…)`` on
-    local SGD, ``steps(…)``) changes K or H during the run (:mod:`distsgd.error.scheduled`); the
-    scheme's own K or H is replaced by the schedule's first value.
+    ``schedule`` (DESIGN §13: ``adasync(K0=…, period=…)`` on k-sync or k-async,
+    ``adacomm(H0=…, period=…)`` on local SGD, ``steps(…)``) changes K or H during the run
+    (:mod:`distsgd.error.scheduled`); the scheme's own K or H is replaced by the schedule's first
+    value.
     """
     sched, scheme = scheduled_scheme(scheme, schedule)
     grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)
@@ -77,7 +78,7 @@ def simulate_error(scheme: Scheme, delay: Delay | Cluster, problem: Problem, tim
     rng = generator(seed)
     if sched is not None:
         return simulate_scheduled(scheme, sched, delay, problem.gradient_problem(), problem.eta, problem.b, 0.0,
-                                  grid, replicas, rng, max_updates, max_work, keep_errors)
+                                  grid, replicas, rng, max_updates, max_work, keep_errors, lr)
     if isinstance(scheme, GraphScheme):
         return _graph_error(scheme, delay, problem, grid, replicas, n, rng, keep_errors, max_work, max_updates)
     K = 1 if scheme.averages_models else scheme.grads_per_update  # local SGD: one noise draw per step

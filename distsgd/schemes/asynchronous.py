@@ -107,6 +107,7 @@ class KAsync(_Renewal, WithK):
     title: ClassVar[str] = "K-async SGD"
     waits: ClassVar[bool] = True
     k_le_m: ClassVar[bool] = True
+    schedulable: ClassVar[str | None] = "K"
     process: ClassVar[str] = ("A worker that finishes pushes and waits; after K pushes the server "
                               "updates and those K restart on the new parameters; the others are "
                               "not interrupted.")
