@@ -309,3 +309,17 @@ def test_a_one_step_h_schedule_is_the_fixed_local_sgd():
     assert a.errors is not None and b.errors is not None
     se = np.sqrt(a.errors.var(axis=0, ddof=1) / 800 + b.errors.var(axis=0, ddof=1) / 800)
     assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+
+
+def test_a_schedule_that_keeps_k_on_a_cluster_is_the_fixed_run():
+    # k-sync on Markov slowdowns, with checkpoints that leave K = 3: the job queues continued across
+    # the checkpoints against the fixed cluster engine, in law
+    scheme = make_scheme("k-sync", 6, K=3)
+    cluster = make_cluster(m=6, delay="exp(rate=1)", slow_fraction=0.3, persistence=0.9, slowdown=6.0)
+    problem = Problem(eta=0.1)
+    a = simulate_error(scheme, cluster, problem, 30.0, points=7, replicas=800, seed=5, keep_errors=True)
+    b = simulate_error(scheme, cluster, problem, 30.0, points=7, replicas=800, seed=6, keep_errors=True,
+                       schedule="steps(0:3, 5:3, 10:3, 20:3)")
+    assert a.errors is not None and b.errors is not None
+    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 800 + b.errors.var(axis=0, ddof=1) / 800)
+    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
