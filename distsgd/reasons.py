@@ -430,8 +430,6 @@ REASONS: dict[str, str] = {
         "d ≤ {cap} (d = {dim})",
     "problem_f_star_unknown": "the problem's f* is unknown: give it",
     "problem_logreg_only": "--{flag} belongs to the logreg problems, not to the quadratic",
-    "graph_real_problem": "{scheme} runs on the quadratic model problem in this version (every node's model of a "
-        "logreg problem is not simulated yet): choose the quadratic",
     "grid_key_not_for_problem": "belongs to another problem than this grid's ({problems})",
     "grid_lam_quadratic": "is the L2 regularisation of the logreg problems, and this grid's problem includes the "
         "quadratic, which has none: sweep the quadratic in a grid of its own",

@@ -302,3 +302,31 @@ def test_refusals_name_the_parameter():
         with pytest.raises(ParameterError) as e:
             call()
         assert e.value.parameter == name, (name, str(e.value))
+
+
+# -- any problem of §9: the general path against the model problem's own, in law ------------------------
+
+
+@pytest.mark.parametrize("name", ["d-psgd", "ad-psgd"])
+def test_a_graph_scheme_on_a_problem_of_the_protocol_is_the_model_problem_s_process(name):
+    """The model problem run as a problem of the protocol (one ``grad`` call per step, the losses of
+    every node's model at the grid) against its own simulation (exact Gaussian steps, the moments
+    of h): the average model's error, the mean node error and the consensus distance agree within
+    their bands — what a step at the wrong model (the mixed one, or a fresh one for ad-psgd) breaks."""
+    from distsgd import parse_delay
+    from distsgd.error import simulate_error
+    from distsgd.error.general import simulate_problem
+
+    model = Problem(eta=0.4, L=2.0, mu=0.5, sigma2=0.5, dim=3, f0=1.0)
+    scheme, delay, R = make_scheme(name, 6, topology="ring"), parse_delay("exp(rate=1)"), 600
+    a = simulate_error(scheme, delay, model, 8.0, points=9, replicas=R, seed=1, keep_errors=True)
+    b = simulate_problem(scheme, delay, model.gradient_problem(), model.eta, model.b, 8.0, points=9, replicas=R,
+                         seed=2, keep_errors=True)
+    assert a.errors is not None and b.errors is not None
+    se = np.sqrt(a.errors.var(axis=0, ddof=1) / R + b.errors.var(axis=0, ddof=1) / R)
+    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+    for key in ("node_error", "consensus"):
+        (ma, la, ha), (mb, lb, hb) = a.metrics[key], b.metrics[key]
+        se = np.hypot((ha - la) / 3.92, (hb - lb) / 3.92)[1:]
+        assert (np.abs(ma - mb)[1:] / se).max() < 4.0, key
+    assert (b.staleness_mean is None) == (name == "d-psgd")

@@ -36,6 +36,7 @@ from ..problems.data import DataSet, check_set, prepared
 from ..random import Seed, generator
 from ..schedules import Schedule
 from ..schemes import GraphScheme, Scheme
+from .graph_problem import simulate_graph_problem
 from .problem import BATCH, ETA, MAX_UPDATES, RECORD_BLOCK, LearningRate
 from .scheduled import scheduled_scheme, simulate_scheduled
 from .simulate import ErrorSimulation, StaleStats, band, plan_run
@@ -100,8 +101,10 @@ class Floor:
 
 def linearised_floor(scheme: Scheme, problem: GradientProblem, eta: float, b: int) -> Floor:
     """η·σ²*/(4bK): the stationary error of SGD on the quadratic model of f at w* (small η,
-    fresh gradients; local SGD counts the m models averaged).  An approximation (DESIGN §9)."""
-    K = scheme.m if scheme.averages_models else scheme.grads_per_update
+    fresh gradients; local SGD counts the m models averaged, and so do d-psgd and ad-psgd for their
+    average model, whose step is that of m gradients (d-psgd) or η/m with one (ad-psgd): consensus
+    noise not counted).  An approximation (DESIGN §9)."""
+    K = scheme.m if scheme.averages_models or isinstance(scheme, GraphScheme) else scheme.grads_per_update
     sigma2 = problem.constants.sigma2.value
     return Floor(None if sigma2 is None else eta * sigma2 / (4 * b * K), "approximation", K)
 
@@ -165,8 +168,6 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     (see the module's docstring for the process).  Caps as :func:`distsgd.error.simulate_error`;
     the work cap counts replicas × updates × gradients per update × b × d.  ``schedule`` changes
     K or H during the run, as in :func:`~distsgd.error.simulate_error`."""
-    if isinstance(scheme, GraphScheme):
-        raise ParameterError("scheme", "graph_real_problem", scheme=scheme.name)
     eta = ETA.check(eta, "eta")
     b = BATCH.check(b, "b")
     sched, scheme = scheduled_scheme(scheme, schedule)
@@ -185,6 +186,9 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     if sched is not None:
         return simulate_scheduled(scheme, sched, delay, problem, eta, b, f_star, grid, replicas, rng, max_updates,
                                   max_work, keep_errors, lr)
+    if isinstance(scheme, GraphScheme):
+        return simulate_graph_problem(scheme, delay, problem, eta, b, f_star, grid, replicas, n, rng, keep_errors,
+                                      max_work, max_updates)
     group = _replica_group(scheme, n, problem.dim, b, replicas)
     errors = np.empty((replicas, points))
     metrics: dict[str, np.ndarray] = {}

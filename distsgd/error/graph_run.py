@@ -29,13 +29,13 @@ from .graph_simulate import GraphSimulation, simulate_adpsgd, simulate_dpsgd
 from .problem import MAX_UPDATES, MAX_WORK, Problem
 from .timing import counts_at, updates_needed
 
-__all__ = ["simulate_graph", "graph_model_vs_time", "GRAPH_METRICS"]
+__all__ = ["simulate_graph", "graph_model_vs_time", "GRAPH_METRICS", "finish_times", "events"]
 
 #: the per-time quantities of a graph scheme besides the average model's error (DESIGN §12.4)
 GRAPH_METRICS = ("node_error", "consensus")
 
 
-def _finish_times(scheme: GraphScheme, delay: Delay | Cluster, R: int, n: int, horizon: float,
+def finish_times(scheme: GraphScheme, delay: Delay | Cluster, R: int, n: int, horizon: float,
                   rng: np.random.Generator, max_updates: int) -> np.ndarray:
     """d-psgd's (R, n + 1, m) finish times, n doubled until every node of every replica has
     finished past the horizon (rarely needed: n is sized from E[T] with a margin)."""
@@ -48,7 +48,7 @@ def _finish_times(scheme: GraphScheme, delay: Delay | Cluster, R: int, n: int, h
         n = min(max_updates, 2 * n)
 
 
-def _events(scheme: GraphScheme, delay: Delay | Cluster, R: int, n: int, horizon: float, rng: np.random.Generator,
+def events(scheme: GraphScheme, delay: Delay | Cluster, R: int, n: int, horizon: float, rng: np.random.Generator,
             max_updates: int) -> engine.GossipEvents:
     """ad-psgd's first n gradients in each replica, n doubled until every replica passes the horizon."""
     while True:
@@ -71,9 +71,9 @@ def simulate_graph(scheme: GraphScheme, delay: Delay | Cluster, problem: Problem
     W = scheme.topology.mixing()
     horizon = float(grid[-1])
     if not scheme.gossip:  # d-psgd
-        T = _finish_times(scheme, delay, R, n, horizon, rng, max_updates)
+        T = finish_times(scheme, delay, R, n, horizon, rng, max_updates)
         return simulate_dpsgd(problem, W, T, grid, seed=rng, keep=keep, max_work=max_work), None
-    ev = _events(scheme, delay, R, n, horizon, rng, max_updates)
+    ev = events(scheme, delay, R, n, horizon, rng, max_updates)
     sim = simulate_adpsgd(problem, scheme.m, ev.times, ev.nodes, ev.peers, grid, seed=rng, keep=keep,
                           max_work=max_work)
     return sim, ev.staleness
@@ -94,7 +94,7 @@ def graph_model_vs_time(scheme: GraphScheme, delay: Delay | Cluster, problem: Pr
     n = updates_needed(scheme, delay, float(t.max()), seed, runtime)
     m = scheme.m
     paths = int(max(16, min(paths, limits.MAX_TRACE_VALUES // (4 * (n + 1) * m))))
-    T = _finish_times(scheme, delay, paths, n, float(t.max()), rng, MAX_UPDATES)
+    T = finish_times(scheme, delay, paths, n, float(t.max()), rng, MAX_UPDATES)
     per_node = np.ascontiguousarray(T[:, 1:, :].transpose(0, 2, 1)).reshape(paths * m, -1)  # t_i(1…n)
     k = counts_at(per_node, t).reshape(paths, m, t.size).mean(axis=1)  # the nodes' mean count
     lo = np.floor(k).astype(np.int64)

@@ -14,6 +14,7 @@ measured on 20 000 events of m = 100 nodes, R = 200, d = 10, it took 4–6 s aga
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,7 +29,7 @@ from .graph import check_mixing
 from .problem import MAX_WORK, Problem, band
 from .timing import counts_at
 
-__all__ = ["Band", "GraphSimulation", "simulate_dpsgd", "simulate_adpsgd"]
+__all__ = ["Band", "GraphSimulation", "simulate_dpsgd", "simulate_adpsgd", "Moments", "record", "check_grid"]
 
 #: (grid point, node) contributions merged at once by the d-psgd simulation (bounds its temporaries)
 PAIRS_BLOCK = limits.CHUNK // 8
@@ -66,7 +67,7 @@ class GraphSimulation:
     steps: int
 
 
-def _grid(grid: Any) -> np.ndarray:
+def check_grid(grid: Any) -> np.ndarray:
     g = np.asarray(grid, dtype=float)
     if g.ndim != 1 or g.size < 1:
         raise ParameterError("grid", "graph_array_shape", what="grid", shape=g.shape, expected="(P,)")
@@ -97,15 +98,15 @@ def _check_size(R: int, m: int, P: int, d: int, steps: int, per_step: int, max_m
         raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
 
 
-class _Moments:
+class Moments:
     """Per (replica, grid point): how many node models were added, their mean, the sum of squared
     deviations from it (merged by Chan et al.'s pairwise formula, so the consensus distance is
-    not a difference of large numbers) and Σ f(x_i)."""
+    not a difference of large numbers) and Σ f(x_i), f = ``loss`` (rows of models → values)."""
 
-    def __init__(self, R: int, P: int, h: np.ndarray) -> None:
-        self.h = h
+    def __init__(self, R: int, P: int, d: int, loss: Callable[[np.ndarray], np.ndarray]) -> None:
+        self.loss = loss
         self.n = np.zeros(R * P)
-        self.mu = np.zeros((R * P, h.size))
+        self.mu = np.zeros((R * P, d))
         self.m2 = np.zeros(R * P)
         self.f = np.zeros(R * P)
 
@@ -118,7 +119,7 @@ class _Moments:
         mb = np.add.reduceat(x, starts, axis=0) / nb[:, None]
         dev = x - np.repeat(mb, nb.astype(np.int64), axis=0)
         m2b = np.add.reduceat((dev * dev).sum(axis=1), starts)
-        fb = np.add.reduceat(0.5 * (x * x) @ self.h, starts)
+        fb = np.add.reduceat(self.loss(x), starts)
         na = self.n[cells]
         tot = na + nb
         delta = mb - self.mu[cells]
@@ -149,7 +150,7 @@ def simulate_dpsgd(problem: Problem, mixing: Any, finish_times: Any, grid: Any, 
         raise ParameterError("finish_times", "graph_array_shape", what="finish_times", shape=T.shape,
                              expected=f"(R, n + 1, {m})")
     R, n = T.shape[0], T.shape[1] - 1
-    g = _grid(grid)
+    g = check_grid(grid)
     P = g.size
     _check_size(R, m, P, d, n, W.nnz + m, max_models, max_work)
     if not np.isfinite(T).all():
@@ -159,7 +160,7 @@ def simulate_dpsgd(problem: Problem, mixing: Any, finish_times: Any, grid: Any, 
         raise ParameterError("time", "graph_trace_short", end=end, time=float(g[-1]))
     rng = generator(seed)
     X = np.ascontiguousarray(_start(problem, x0, R, m).transpose(1, 0, 2))  # (m, R, d)
-    acc = _Moments(R, P, h)
+    acc = Moments(R, P, d, lambda x: 0.5 * (x * x) @ h)
     base = np.arange(R)[None, :] * P  # (1, R)
     lo = np.zeros((m, R), dtype=np.int64)  # x_i(0) holds from the grid's start
     for k in range(n + 1):
@@ -170,7 +171,7 @@ def simulate_dpsgd(problem: Problem, mixing: Any, finish_times: Any, grid: Any, 
             hi = np.searchsorted(g, nxt, side="left")
         else:
             hi = np.full((m, R), P, dtype=np.int64)
-        _record(acc, X, lo, hi, base)
+        record(acc, X, lo, hi, base)
         if k < n:
             mixed = (W @ X.reshape(m, R * d)).reshape(m, R, d)
             grad = h * X
@@ -182,7 +183,7 @@ def simulate_dpsgd(problem: Problem, mixing: Any, finish_times: Any, grid: Any, 
     return _result(g, acc, R, n, m, keep)
 
 
-def _record(acc: _Moments, X: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: np.ndarray) -> None:
+def record(acc: Moments, X: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: np.ndarray) -> None:
     """Add x_i (row i of X, (m, R, d)) to the grid points lo[i, r] ≤ p < hi[i, r] of replica r."""
     cnt = (hi - lo).ravel()
     sel = np.flatnonzero(cnt > 0)
@@ -203,9 +204,9 @@ def _record(acc: _Moments, X: np.ndarray, lo: np.ndarray, hi: np.ndarray, base: 
         acc.add(key, flat_x[np.repeat(sel[a:b], cc)])
 
 
-def _result(g: np.ndarray, acc: _Moments, R: int, steps: int, m: int, keep: bool) -> GraphSimulation:
+def _result(g: np.ndarray, acc: Moments, R: int, steps: int, m: int, keep: bool) -> GraphSimulation:
     P = g.size
-    average = (0.5 * (acc.mu * acc.mu) @ acc.h).reshape(R, P)
+    average = acc.loss(acc.mu).reshape(R, P)
     nodes = (acc.f / m).reshape(R, P)
     consensus = (acc.m2 / m).reshape(R, P)
     return GraphSimulation(g, Band.of(average, keep), Band.of(nodes, keep), Band.of(consensus, keep), R, steps)
@@ -236,7 +237,7 @@ def simulate_adpsgd(problem: Problem, m: int, times: Any, nodes: Any, peers: Any
         raise ParameterError("nodes", "graph_event_nodes", last=m - 1)
     if not (np.isfinite(t).all() and (np.diff(t, axis=1) >= 0).all()):
         raise ParameterError("times", "graph_times_order", what="times")
-    g = _grid(grid)
+    g = check_grid(grid)
     P, d, sd = g.size, problem.dim, problem.noise_sd
     end = float(t[:, -1].min()) if E else -np.inf
     if g[-1] > end:
