@@ -54,10 +54,12 @@ def _bound_constants(scheme: Scheme, problem: Problem, gamma: float | None,
     """(floor, contraction, condition text, note if violated, γ')."""
     eta, L, mu, s2, b = problem.eta, problem.L, problem.mu, problem.sigma2, problem.b
     if scheme.averages_models:
-        return None, None, "", "no bound is drawn for local SGD (the exact model curve is shown instead)", None
+        return None, None, "", ("no bound is drawn for local SGD (Dutta et al.'s bounds are for a parameter server); "
+                                "on the model problem its exact curve is drawn instead"), None
     if isinstance(scheme, GraphScheme):
-        return None, None, "", ("Dutta et al.'s bounds are for a parameter server; on a graph the exact model "
-                                "curve (d-psgd) and Koloskova et al.'s rate (DESIGN §12.4) are shown instead"), None
+        return None, None, "", ("Dutta et al.'s bounds are for a parameter server, not a graph; "
+                                + ("ad-psgd has no exact curve either" if scheme.gossip else
+                                   "on the model problem the exact d-psgd curve (DESIGN §12.4) is drawn instead")), None
     K = scheme.grads_per_update
     if scheme.fresh:
         cond = "η ≤ 1/L"
