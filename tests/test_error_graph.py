@@ -330,3 +330,19 @@ def test_a_graph_scheme_on_a_problem_of_the_protocol_is_the_model_problem_s_proc
         se = np.hypot((ha - la) / 3.92, (hb - lb) / 3.92)[1:]
         assert (np.abs(ma - mb)[1:] / se).max() < 4.0, key
     assert (b.staleness_mean is None) == (name == "d-psgd")
+
+
+def test_leaving_out_the_mean_node_error_changes_nothing_else():
+    """``graph_node_error=False`` (the dashboard's: it saves m training losses per grid point)
+    gives the same run, without that one metric."""
+    from distsgd import parse_delay
+    from distsgd.error.general import simulate_problem
+    from distsgd.problems import bundled
+
+    pb = bundled("breast_cancer", 1e-2, 0.25, 0)
+    runs = [simulate_problem(make_scheme("d-psgd", 4), parse_delay("exp(rate=1)"), pb, 0.5, 4, 6.0, points=4,
+                             replicas=3, seed=9, graph_node_error=flag) for flag in (True, False)]
+    assert np.array_equal(runs[0].mean, runs[1].mean)
+    assert set(runs[0].metrics) - set(runs[1].metrics) == {"node_error"}
+    assert np.array_equal(runs[0].metrics["consensus"][0], runs[1].metrics["consensus"][0])
+    assert (runs[0].metrics["node_error"][0] >= runs[0].mean - 1e-12).all()  # f convex: mean of f ≥ f of the mean

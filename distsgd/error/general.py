@@ -162,12 +162,15 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
                      lr: LearningRate | None = None, *, keep_errors: bool = False,
                      max_work: float = limits.MAX_SGD_WORK, max_updates: int = MAX_UPDATES,
                      max_timing_cost: float = math.inf, budget: float | None = None,
-                     runtime: Estimate | None = None, schedule: Schedule | str | None = None) -> ErrorSimulation:
+                     runtime: Estimate | None = None, schedule: Schedule | str | None = None,
+                     graph_node_error: bool = True) -> ErrorSimulation:
     """Simulated SGD on ``problem`` on the grid ``linspace(0, time, points)``: the error
     f(w) − f* (f* from the problem's constants) and each metric, mean and 95 % band over replicas
     (see the module's docstring for the process).  Caps as :func:`distsgd.error.simulate_error`;
     the work cap counts replicas × updates × gradients per update × b × d.  ``schedule`` changes
-    K or H during the run, as in :func:`~distsgd.error.simulate_error`."""
+    K or H during the run, as in :func:`~distsgd.error.simulate_error`.  d-psgd and ad-psgd run every
+    node's model (:mod:`~distsgd.error.graph_problem`); ``graph_node_error=False`` leaves out their mean
+    node error (m training losses per grid point)."""
     eta = ETA.check(eta, "eta")
     b = BATCH.check(b, "b")
     sched, scheme = scheduled_scheme(scheme, schedule)
@@ -188,7 +191,7 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
                                   max_work, keep_errors, lr)
     if isinstance(scheme, GraphScheme):
         return simulate_graph_problem(scheme, delay, problem, eta, b, f_star, grid, replicas, n, rng, keep_errors,
-                                      max_work, max_updates)
+                                      max_work, max_updates, graph_node_error)
     group = _replica_group(scheme, n, problem.dim, b, replicas)
     errors = np.empty((replicas, points))
     metrics: dict[str, np.ndarray] = {}

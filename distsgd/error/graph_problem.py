@@ -65,8 +65,8 @@ def _metrics(problem: GradientProblem, models: np.ndarray) -> dict[str, np.ndarr
 
 
 def _dpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProblem, eta: float, b: int,
-           grid: np.ndarray, R: int, n: int, rng: np.random.Generator, max_work: float, max_updates: int
-           ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+           grid: np.ndarray, R: int, n: int, rng: np.random.Generator, max_work: float, max_updates: int,
+           node_error: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """(average model (R·P, d), Σ_i f(x_i), Σ‖x_i − x̄‖² per cell, the node count per cell, iterations)."""
     W = scheme.topology.mixing()
     m, P = scheme.m, grid.size
@@ -74,9 +74,9 @@ def _dpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProblem
     steps = T.shape[1] - 1
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     d = w0.size
-    _check(R, m, P, d, float(steps) * m * b, _rows(problem), max_work)
+    _check(R, m, P, d, float(steps) * m * b, _rows(problem) if node_error else 0, max_work)
     X = np.broadcast_to(w0, (m, R, d)).copy()
-    acc = Moments(R, P, d, problem.loss)
+    acc = Moments(R, P, d, problem.loss if node_error else _no_loss)
     base = np.arange(R)[None, :] * P
     lo = np.zeros((m, R), dtype=np.int64)
     for k in range(steps + 1):
@@ -91,8 +91,8 @@ def _dpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProblem
 
 
 def _adpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProblem, eta: float, b: int,
-            grid: np.ndarray, R: int, n: int, rng: np.random.Generator, max_work: float, max_updates: int
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+            grid: np.ndarray, R: int, n: int, rng: np.random.Generator, max_work: float, max_updates: int,
+            node_error: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
     """As :func:`_dpsgd`, and the staleness of each gradient used (last)."""
     m, P = scheme.m, grid.size
     ev = events(scheme, delay, R, n, float(grid[-1]), rng, max_updates)
@@ -100,7 +100,7 @@ def _adpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProble
     used = int(counts.max())
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     d = w0.size
-    _check(R, m, P, d, float(used) * b, _rows(problem), max_work)
+    _check(R, m, P, d, float(used) * b, _rows(problem) if node_error else 0, max_work)
     X = np.broadcast_to(w0, (R * m, d)).copy()  # row r·m + i
     read = X.copy()
     xbar, f, m2 = np.empty((R * P, d)), np.empty(R * P), np.empty(R * P)
@@ -113,7 +113,8 @@ def _adpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProble
         Xs = X.reshape(R, m, d)[cells // P]
         mean = Xs.mean(axis=1)
         xbar[cells] = mean
-        f[cells] = problem.loss(Xs.reshape(-1, d)).reshape(cells.size, m).sum(axis=1)
+        if node_error:
+            f[cells] = problem.loss(Xs.reshape(-1, d)).reshape(cells.size, m).sum(axis=1)
         m2[cells] = ((Xs - mean[:, None, :]) ** 2).sum(axis=(1, 2))
 
     for e in range(used):
@@ -130,22 +131,31 @@ def _adpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProble
     return xbar, f, m2, ev.staleness[:, :used], used
 
 
+def _no_loss(x: np.ndarray) -> np.ndarray:
+    return np.zeros(x.shape[0])
+
+
 def simulate_graph_problem(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProblem, eta: float,
                            b: int, f_star: float, grid: np.ndarray, R: int, n: int, rng: np.random.Generator,
-                           keep: bool, max_work: float, max_updates: int) -> ErrorSimulation:
+                           keep: bool, max_work: float, max_updates: int, node_error: bool = True) -> ErrorSimulation:
     """d-psgd or ad-psgd on ``problem`` (see the module's docstring): the error of the average model
-    on the grid with its band, and as ``metrics`` the mean node error, the consensus distance and the
-    problem's metrics of the average model; ad-psgd's staleness as the simulation's."""
+    on the grid with its band, and as ``metrics`` the mean node error (unless ``node_error`` is
+    False: it costs m training losses per grid point, most of the run's work on a small problem),
+    the consensus distance and the problem's metrics of the average model; ad-psgd's staleness as
+    the simulation's."""
     m, P = scheme.m, grid.size
+    args = (scheme, delay, problem, eta, b, grid, R, n, rng, max_work, max_updates, node_error)
     if scheme.gossip:
-        xbar, f, m2, stale, steps = _adpsgd(scheme, delay, problem, eta, b, grid, R, n, rng, max_work, max_updates)
+        xbar, f, m2, stale, steps = _adpsgd(*args)
     else:
-        xbar, f, m2, _, steps = _dpsgd(scheme, delay, problem, eta, b, grid, R, n, rng, max_work, max_updates)
+        xbar, f, m2, _, steps = _dpsgd(*args)
         stale = None
     avg = (problem.loss(xbar) - f_star).reshape(R, P)
     mean, low, high = band(avg)
     out = ErrorSimulation(grid, mean, low, high, R, steps, errors=avg if keep else None)
     named = dict(zip(GRAPH_METRICS, ((f / m - f_star).reshape(R, P), (m2 / m).reshape(R, P)), strict=True))
+    if not node_error:
+        del named["node_error"]
     named.update({k: v.reshape(R, P) for k, v in _metrics(problem, xbar).items()})
     out.metrics = {k: band(v) for k, v in named.items()}
     if stale is not None:
