@@ -85,7 +85,7 @@ def test_earliest_by_value_then_column(m: int, K: int, ties: bool) -> None:
     rng = np.random.default_rng(m + K)
     fin = rng.integers(0, 4, (5, m)).astype(float) if ties else rng.random((5, m))
     expect = [sorted(range(m), key=lambda i, row=row: (row[i], i))[:K] for row in fin]
-    np.testing.assert_array_equal(renewal._earliest(fin, K), expect)
+    np.testing.assert_array_equal(renewal.earliest(fin, K), expect)
 
 
 @pytest.mark.parametrize("m, K", [(6, 2), (6, 6), (20, 17)])
