@@ -6,8 +6,8 @@ mirrored in the URL; the pages live in ``pages/``.
 
 import streamlit as st
 
+from distsgd.ui import lessons, sidebar, state
 from distsgd.ui import page as page_ui
-from distsgd.ui import sidebar, state
 from distsgd.ui.i18n import set_language, tr
 
 state.begin_run()
@@ -25,12 +25,14 @@ PAGES = [
     st.Page("pages/graph.py", title=tr("Decentralised: the graph"), icon=":material/hub:"),
     st.Page("pages/cluster.py", title=tr("Your cluster"), icon=":material/dns:"),
     st.Page("pages/sweep.py", title=tr("Sweep results"), icon=":material/grid_on:"),
+    st.Page("pages/lessons.py", title=tr("Lessons"), icon=":material/school:"),
 ]
 
 page = st.navigation(PAGES)
 st.session_state["_selection"] = sidebar.sidebar()
 try:
-    page.run()
+    if lessons.banner(page):  # a running lesson's step above its page: the prediction first, then the page
+        page.run()
 finally:
     # the selection belongs to this run only: a page run on its own draws the sidebar itself
     st.session_state.pop("_selection", None)

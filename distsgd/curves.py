@@ -27,8 +27,11 @@ from .error import (
     Problem,
     TargetTime,
     bound_time_to_target,
+    simulate_error,
+    simulated_time_to_target,
 )
-from .error.general import RealProblem
+from .error.general import RealProblem, simulate_problem
+from .error.scheduled import scheduled_scheme
 from .error.timing import runtime_for_time_axis, updates_needed
 from .estimate import VALUE_KINDS, Estimate
 from .montecarlo import simulate_runtime
@@ -53,7 +56,8 @@ from .topology import graph_fits
 Workers = Delay | Cluster | Stragglers
 
 __all__ = ["needs_graph", "graph_runtime_vs_m", "build", "runtime_rows", "runtime_vs_K", "runtime_vs_m",
-           "runtime_vs_H", "fanout_rows", "error_rows", "target_rows", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
+           "runtime_vs_H", "fanout_rows", "error_rows", "target_rows",
+           "schedule_run", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
 DEFAULT_BUDGET = 6e7
@@ -256,9 +260,12 @@ def _scheme_curve(s: Scheme, src: Delay | Cluster, problem: Problem | RealProble
     bound and the exact model curve when ``chart`` (the error chart), else the simulation alone."""
     if isinstance(problem, RealProblem):
         fit = _replicas_within(s, src, problem, time, replicas, caps["max_work"], seed, axis)
+        # on a graph: no mean node error (m training losses per grid point, 40× the SGD's work on
+        # breast cancer); the average model's error, the consensus and the test metrics stay
+        extra: dict[str, Any] = {"graph_node_error": False} if needs_graph(s.name) else {}
         return problem_error_curve(s, src, problem.problem, problem.eta, problem.b, time, points, fit,
                                    keyed(seed, "sgd", s.label), lr, gamma, p0, runtime=axis, eps=eps,
-                                   target_accuracy=target_accuracy, **caps)
+                                   target_accuracy=target_accuracy, **caps, **extra)
     drawn: dict[str, Any] = ({"model_paths": 200, "model_seed": keyed(seed, "timing", s.label)} if chart
                              else {"bound": False, "model_paths": None})
     return error_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0,
@@ -285,11 +292,13 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
                 gamma: float = 0.5, p0: float | None = None, x_name: str = "K",
                 *, target_accuracy: float | None = None, max_updates: int = limits.MAX_UPDATES,
                 max_work: float = limits.MAX_SGD_WORK, max_timing_cost: float = limits.TIME_BUDGET,
-                axis_cost: float = limits.AXIS_MC_COST) -> list[dict[str, Any]]:
+                axis_cost: float = limits.AXIS_MC_COST, keep_curve: bool = False) -> list[dict[str, Any]]:
     """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation
     (caps and ``axis_cost`` as :func:`error_rows`).  On a real problem the bound takes the
     problem's constants (:func:`~distsgd.records.bound_problem`) and, with ``target_accuracy``,
-    the rows also have the simulated time to that test accuracy (``time_to_accuracy``)."""
+    the rows also have the simulated time to that test accuracy (``time_to_accuracy``).
+    ``keep_curve``: a simulated row also holds its error curve (``curve``: the long rows of
+    :func:`error_rows`, without bound and model), for a chart of the curves themselves."""
     out = []
     caps = _chart_caps(len(schemes), max_updates, max_work, max_timing_cost)
     for s in schemes:
@@ -307,6 +316,8 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
         if curve is not None:
             row.update(**target_columns(curve.bound_target, curve.simulated_target),
                        **accuracy_columns(curve.accuracy_target), staleness_mean=curve.simulated.staleness_mean)
+            if keep_curve:
+                row["curve"] = curve.as_rows()
         else:
             proxy = bound_problem(problem.problem, problem.eta, problem.b) if isinstance(problem, RealProblem) \
                 else problem
@@ -316,6 +327,53 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
         if skipped is not None:  # why, in English and as its reason code and fields (translated by the UI)
             row.update(simulated_skipped=str(skipped), simulated_skipped_reason=skipped.as_dict())
         out.append(row)
+    return out
+
+
+def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | RealProblem, time: float,
+                 points: int, replicas: int, seed: int = 0, eps: float | None = None, *, shares: int = 1,
+                 max_updates: int = limits.MAX_UPDATES, max_work: float = limits.MAX_SGD_WORK,
+                 max_timing_cost: float = limits.TIME_BUDGET, axis_cost: float = limits.AXIS_MC_COST
+                 ) -> dict[str, Any]:
+    """``scheme`` run with the schedule ``spec`` (DESIGN §13; its K or H replaced by the schedule's
+    first value) on a chart's grid, within one of ``shares`` equal shares of the caps (as one
+    scheme of :func:`error_rows`; stream ``keyed(seed, "sgd", label)``): ``label`` (the scheme's
+    name and the spec), ``parameter`` ("K" or "H"), the error ``rows`` (:func:`error_rows`' long
+    rows, without bound and model), the value in force on the grid (``value_rows``: time, mean,
+    low, high over replicas), the ``checkpoints`` with the mean ``value`` in force after each and
+    the mean ``loss_ratio`` F(w_t)/F(w₀) at each, the ``replicas``, and with ``eps`` the simulated
+    time to ε and its band (``time_to_target``, ``_low``, ``_high``, as :func:`target_rows`').
+    A run over the caps gives ``skipped`` and ``skipped_reason`` instead, as :func:`error_rows`.
+    A bad spec is refused (:class:`~distsgd.params.ParameterError` naming ``schedule``)."""
+    sched, from_start = scheduled_scheme(scheme, spec)
+    assert sched is not None
+    label = f"{scheme.name}, {sched.spec}"
+    caps = _chart_caps(shares, max_updates, max_work, max_timing_cost)
+    src = at_m(delay, scheme.m)
+    try:
+        axis = runtime_for_time_axis(from_start, src, seed, axis_cost)
+        if isinstance(problem, RealProblem):
+            fit = _replicas_within(from_start, src, problem, time, replicas, caps["max_work"], seed, axis)
+            sim = simulate_problem(from_start, src, problem.problem, problem.eta, problem.b, time, points, fit,
+                                   keyed(seed, "sgd", label), runtime=axis, schedule=spec, **caps)
+        else:
+            sim = simulate_error(from_start, src, problem, time, points, replicas, keyed(seed, "sgd", label),
+                                 runtime=axis, schedule=spec, **caps)
+    except ParameterError as exc:
+        if exc.parameter == "schedule":  # the spec itself: not a cap of this chart
+            raise
+        return {"label": label, "skipped": str(exc), "skipped_reason": exc.as_dict()}
+    run = sim.schedule
+    assert run is not None
+    mean, low, high = run.grid_value
+    out: dict[str, Any] = {
+        "label": label, "spec": run.schedule.spec, "parameter": run.schedule.parameter, "replicas": sim.replicas,
+        "rows": [{**r, "scheme": label} for r in ErrorCurve(from_start, sim, None, None, None, None).as_rows()],
+        "value_rows": [{"time": float(t), "value_mean": float(a), "value_low": float(b), "value_high": float(c)}
+                       for t, a, b, c in zip(sim.time, mean, low, high, strict=True)],
+        "checkpoints": run.checkpoints.tolist(), "value": run.value.tolist(), "loss_ratio": run.loss_ratio.tolist()}
+    if eps is not None:
+        out.update(target_columns(None, simulated_time_to_target(sim, eps)))
     return out
 
 

@@ -49,7 +49,7 @@ _FONT = ('"Source Sans", "Open Sans", verdana, arial, "Noto Sans CJK SC", "Noto 
          '"Microsoft YaHei", "PingFang SC", sans-serif')
 _LAYOUT = dict(margin=dict(l=60, r=20, t=50, b=50), legend=dict(orientation="h", yanchor="top", y=-0.18, x=0),
                height=460, font=dict(family=_FONT))
-_EXTRA_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31")
+_EXTRA_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31", "#843c39", "#7b4173", "#31a354")
 #: decades only on log axes (plotly otherwise labels minor ticks with bare "2" and "5")
 _LOG = dict(type="log", dtick=1, tickformat="~g")
 
@@ -180,10 +180,10 @@ def runtime_figure(rows: Sequence[dict[str, Any]], x: str, x_title: str, title: 
 
 
 def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
-                 targets: dict[str, float] | None = None, log_y: bool = True) -> go.Figure:
+                 targets: dict[str, float] | None = None, log_y: bool = True, bold: str | None = None) -> go.Figure:
     """Error against wall-clock time: simulated mean with its 95% band, the bound (dashed) and
     the model's exact expected error after n updates averaged over simulated update counts N(t)
-    (dotted) per scheme; the target ε and the times it is reached."""
+    (dotted) per scheme; the target ε and the times it is reached; the label ``bold`` drawn thicker."""
     data: list[Any] = []
     layout = _layout("Error against wall-clock time", "wall-clock time (time units)", "f(w) − f*", log_y=log_y)
     labels = list(dict.fromkeys(r["scheme"] for r in rows))
@@ -192,7 +192,7 @@ def error_figure(rows: Sequence[dict[str, Any]], eps: float | None = None,
         rs = [r for r in rows if r["scheme"] == label]
         col = colors[label]
         t = _arr([r["time"] for r in rs])
-        data += _simulated(rs, "simulated", t, col, label)
+        data += _simulated(rs, "simulated", t, col, label, 4.0 if label == bold else 2.0)
         if any(r["bound"] is not None for r in rs):
             data.append(_go(go.Scatter, x=t, y=_arr([r["bound"] for r in rs]), mode="lines", name=f"bound: {label}",
                                      line=dict(color=col, dash="dash", width=2)))
@@ -231,7 +231,8 @@ def metric_figure(rows: Sequence[dict[str, Any]], metric: str = "test_accuracy")
     return _build(_layout(METRIC_TITLES[metric][0], "wall-clock time (time units)", METRIC_TITLES[metric][1]), data)
 
 
-def _simulated(rs: Sequence[dict[str, Any]], column: str, t: np.ndarray, col: str, label: str) -> list[Any]:
+def _simulated(rs: Sequence[dict[str, Any]], column: str, t: np.ndarray, col: str, label: str,
+               width: float = 2.0) -> list[Any]:
     """A scheme's simulated mean (a step line) and its 95% band, from ``<column>_mean/_low/_high``
     (the error rows' ``simulated_*``)."""
     hi, lo = _arr([r[f"{column}_high"] for r in rs]), _arr([r[f"{column}_low"] for r in rs])
@@ -239,7 +240,20 @@ def _simulated(rs: Sequence[dict[str, Any]], column: str, t: np.ndarray, col: st
                 fillcolor=_rgba(col, 0.15), line=dict(width=0), name=f"simulated 95% band: {label}",
                 hoverinfo="skip", showlegend=False),
             _go(go.Scatter, x=t, y=_arr([r[f"{column}_mean"] for r in rs]), mode="lines",
-                name=f"simulated mean: {label}", line=dict(color=col, width=2), line_shape="hv")]
+                name=f"simulated mean: {label}", line=dict(color=col, width=width), line_shape="hv")]
+
+
+def schedule_value_figure(rows: Sequence[dict[str, Any]], parameter: str, label: str,
+                          best: float | None = None) -> go.Figure:
+    """A schedule's K or H in force against time (mean over replicas, a step line, and its 95%
+    band, from ``value_mean/_low/_high``) and the best fixed value (dotted) when given."""
+    t = _arr([r["time"] for r in rows])
+    data = _simulated(rows, "value", t, "#333333", label)
+    if best is not None:
+        data.append(_go(go.Scatter, x=[t[0], t[-1]], y=[best, best], mode="lines",
+                        name=f"best fixed {parameter} = {best:g}", line=dict(color="#d62728", dash="dot", width=2)))
+    return _build(_layout(f"{parameter} in force against wall-clock time", "wall-clock time (time units)",
+                          f"{parameter} in force (mean over replicas, 95% band)", height=340), data)
 
 
 

@@ -5,7 +5,7 @@ import streamlit as st
 from distsgd import curves
 from distsgd import error as sgd
 from distsgd.error.general import RealProblem
-from distsgd.ui import cached, claims, page, sidebar, views
+from distsgd.ui import cached, claims, page, sidebar, state, views
 from distsgd.ui import rerun_caps as caps
 from distsgd.ui.i18n import tr
 
@@ -37,18 +37,29 @@ def body(sel: sidebar.Selection) -> None:
     c1, c2 = st.columns(2)
     horizon = sidebar.number("horizon", c1, slider=False)
     eps = sidebar.number("eps", c2, slider=False)
+    spec = sidebar.schedule_controls(sel.m)
 
     with page.guard():
         schemes = tuple(curves.build(n, sel.m, sel.K, sel.H, caps.LOCAL_SGD_FREE_D, sel.graph) for n in sel.schemes)
+        scheduled = None if spec is None else (curves.build(sidebar.SCHEDULED[state.value("schedule")][1], sel.m,
+                                                            sel.K, sel.H, caps.LOCAL_SGD_FREE_D), spec)
         lr = sgd.LearningRate(lr_rule) if C is None else sgd.LearningRate(lr_rule, C)
         view = cached.error_view(schemes, sel.workers, problem, horizon, caps.ERROR_POINTS, replicas, sel.seed,
-                                 gamma, p0, lr, eps, sel.budget)
+                                 gamma, p0, lr, eps, sel.budget, scheduled)
         rows, targets = view["rows"], view["targets"]
         summary = page.simulated(view["summary"])
         page.chart(view["figure"], rows, "error-vs-time", claims.error_race(rows, targets, eps))
         page.free_averaging_note(sel.schemes)
         st.subheader(tr("Per scheme"))
         page.table(views.error_table(summary, targets))
+        if "value_figure" in view:
+            run = view["schedule"]
+            st.subheader(tr("The schedule's {p} in force", p=run["parameter"]))
+            page.chart(view["value_figure"], run["value_rows"], "schedule-value",
+                       tr("{schedule} (the thick line above): the {p} in force at each time, averaged over the "
+                          "replicas (band: the 95% confidence interval of that mean); it starts at the schedule's "
+                          "first value and may change at every checkpoint ({count} here).", schedule=run["label"],
+                          p=run["parameter"], count=len(run["checkpoints"])))
         st.caption(tr("For the asynchronous schemes γ is the input above and p₀ the measured fraction of fresh "
                       "gradients unless you enter one; the bound is drawn only where its step-size condition holds."))
         if isinstance(problem, RealProblem) and "accuracy_figure" in view:

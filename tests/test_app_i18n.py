@@ -39,8 +39,8 @@ ALLOWED = {
     "CSV", "JSON", "TSV", "Parquet", "Perfetto", "chrome", "tracing", "AIC", "KS", "NLU", "MLE", "scipy",
     "distsgd", "Gbit", "ms", "max", "min", "log", "inf", "nan", "id", "ui", "perfetto", "dev", "GPU", "CPU",
     "gpu", "Dask",
-    # an author's name in a citation
-    "Dutta",
+    # an author's name in a citation; the adaptive schedules' names (DESIGN §13)
+    "Dutta", "AdaSync", "AdaComm",
 }
 WORD = re.compile(r"[A-Za-z](?:[A-Za-z]|-(?=[A-Za-z]))+")  # a word of 2+ Latin letters (inner hyphens)
 TAG = re.compile(r"<[^<>]*>|`[^`]*`")  # HTML in chart texts (<sub>, <br>); code (a command, a column name)

@@ -100,6 +100,8 @@ PAGES = {
     "/cluster": ("cluster", "your cluster"),
     "/sweep": ("sweep", "sweep"),
 }
+#: the Lessons page (last in the navigation; it has no chart of its own: part 7 clicks through it)
+LESSONS = "/lessons"
 HOSTILE = "/?m=abc&lam=0&delay=nonsense&K=1000"
 COPIED = "/timeline?m=20&K=5&delay=exp&lam=2"
 # part 2 starts here: every value non-default, so a reset to defaults or minimums shows
@@ -271,7 +273,7 @@ def every_page_renders_and_the_slider_reruns(server: str, browser, spec: Spec, e
         bs.open_url(pg, server + "/")
         nav = pg.locator(bs.NAV_LINK)
         hrefs = [bs.path_of(nav.nth(i).get_attribute("href") or "") for i in range(nav.count())]
-        assert hrefs == list(PAGES), f"sidebar page links {hrefs} are not {list(PAGES)}"
+        assert hrefs == [*PAGES, LESSONS], f"sidebar page links {hrefs} are not {[*PAGES, LESSONS]}"
 
         for path, (name, word) in PAGES.items():
             if path != "/":
@@ -886,8 +888,9 @@ TOFU_JS = r"""(chars) => {
 
 
 #: the pages the browser opens in Chinese: the font and the navigation are the browser's to check;
-#: that no English is left on any page, in both languages, is tests/test_app_i18n.py's (AppTest)
-CHINESE_PAGES = ("/", "/error", "/graph", "/cluster")
+#: that no English is left on any page, in both languages, is tests/test_app_i18n.py's (AppTest).
+#: The lessons part draws the graph page in Chinese too (its last step), so two pages here.
+CHINESE_PAGES = ("/", "/error")
 
 
 def every_page_in_chinese(server: str, browser, errors: list[str], problems: Problems) -> None:
@@ -992,7 +995,7 @@ QUICK_START = "/?m=40&K=8&lam=2&H=6&seed=7"
 QUICK_TRIALS = 14     # a 1-in-6 failure shows in 14 trials with probability 1 − (5/6)^14 ≈ 92 %
                       # (the freeze this guards against, issue 22, came in 9 of 20 trials)
 QUICK_GAP_MS = 100    # between two clicks: an impatient student
-QUICK_FROZEN_S = 10   # still busy this long after the last click = frozen
+QUICK_FROZEN_S = 20   # still busy this long after the last click = frozen (a frozen tab stays busy)
 QUICK_READY_JS = """({nav, pages}) => {
   const app = document.querySelector('[data-testid="stApp"]');
   return document.querySelectorAll(nav).length >= pages && !!document.querySelector('[data-testid="stPlotlyChart"]')
@@ -1077,3 +1080,66 @@ def quick_clicks(pg, server: str, spec: Spec, console: list[str], where: str, sh
             pg.wait_for_timeout(200)
     for i, f in enumerate(lost):
         problems.add(f"{where} {f}", pg, None if i else shot)
+
+
+# ---------------------------------------------------------------------------------------------
+# 7. the Lessons page (issue 26): every step set up, predicted, revealed
+# ---------------------------------------------------------------------------------------------
+
+LESSON_MAIN = '[data-testid="stMain"]'
+LESSON_CHOICE = f'{LESSON_MAIN} [data-testid="stRadio"] [role="radiogroup"] label'
+
+
+def test_lessons_click_through_every_step(server: bs.Server, browser) -> None:
+    """From the step list of the Lessons page, each step: "Set it up" opens the step's page with
+    lesson and step in the URL and draws no chart until a prediction is chosen in the banner
+    above it; then the page's chart and the answer ("You predicted …") appear, with no exception;
+    the banner's "Next step" returns to the Lessons page at the next step.  The last step is set
+    up in Chinese.  About a minute."""
+    run_part(server, "lessons", lambda errors, problems: lessons_click_through_every_step(
+        server.url, browser, errors, problems))
+
+
+def lessons_click_through_every_step(server: str, browser, errors: list[str], problems: Problems) -> None:
+    from distsgd.ui.lesson_steps import STEPS
+
+    pg = bs.new_page(browser, errors)
+    try:
+        bs.open_url(pg, f"{server}{LESSONS}?lesson=seeds&step=1&lang=en")
+        for n, step in enumerate(STEPS, 1):
+            zh = n == len(STEPS)
+            if zh:
+                before = bs.runs(pg)
+                bs.radio_choose(pg, "Language · 语言", "中文")
+                bs.settle(pg, before, "choosing 中文")
+            where = f"[lessons] step {n}"
+            before = bs.runs(pg)
+            pg.locator('[data-testid="stButton"] button', has_text="设置好" if zh else "Set it up").first.click()
+            bs.settle(pg, before, f"{where}: Set it up")
+            path, query = bs.path_of(pg.url), bs.query_of(pg.url)
+            name = step.page.removeprefix("pages/").removesuffix(".py")
+            want = "/" if name == "runtime" else f"/{name}"
+            if path != want or query.get("lesson") != ["seeds"] or query.get("step") != [str(n)]:
+                problems.add(f"{where}: Set it up went to {pg.url}, not {want}?lesson=seeds&step={n}", pg,
+                             f"lesson-{n}")
+            if pg.locator(bs.CHART).count():
+                problems.add(f"{where}: the page is drawn before the prediction", pg, f"lesson-{n}-early")
+            before = bs.runs(pg)
+            pg.locator(LESSON_CHOICE).first.click()
+            bs.settle(pg, before, f"{where}: predicting", charts=True)
+            text = pg.locator(LESSON_MAIN).inner_text()
+            if ("你的预测是" if zh else "You predicted") not in text:
+                problems.add(f"{where}: no answer after the prediction", pg, f"lesson-{n}-answer")
+            for p in bs.clean_problems(pg, where):
+                problems.add(p, pg, f"lesson-{n}")
+            bs.screenshot(pg, f"lesson-{n}", full=False)
+            if n < len(STEPS):  # the banner's "Next step" leads to the Lessons page, at the next step
+                before = bs.runs(pg)
+                pg.locator('[data-testid="stButton"] button', has_text="Next step").first.click()
+                bs.settle(pg, before, f"{where}: next step")
+                if bs.path_of(pg.url) != LESSONS or bs.query_of(pg.url).get("step") != [str(n + 1)]:
+                    problems.add(f"{where}: the next step is not shown: {pg.url}", pg, f"lesson-{n}-next")
+    except (AssertionError, bs.PlaywrightError) as exc:
+        problems.add(f"[lessons] stopped: {exc}", pg, "lessons-stopped")
+    finally:
+        pg.close()

@@ -44,7 +44,7 @@ from ..error.general import RealProblem
 from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
-from ..params import from_jsonable
+from ..params import ParameterError, from_jsonable
 from ..schemes import DPSGD, Scheme, make_scheme
 from ..timeline_export import perfetto_trace
 from ..topology import Topology, topology
@@ -163,9 +163,30 @@ def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem | 
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
                 x_name: str, budget: float = AXIS_MC_COST, *, target_accuracy: float | None = None
                 ) -> list[dict[str, Any]]:
-    """The trade-offs chart's rows (``budget`` as :func:`error_rows`')."""
+    """The trade-offs chart's rows (``budget`` as :func:`error_rows`'), each simulated one with
+    its error curve (a schedule is compared with them: turning it on simulates nothing again)."""
     return workers.call(curves.target_rows, schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma,
-                        p0, x_name, **_SGD_CAPS, axis_cost=budget, target_accuracy=target_accuracy)
+                        p0, x_name, **_SGD_CAPS, axis_cost=budget, target_accuracy=target_accuracy, keep_curve=True)
+
+
+@st.cache_data(**_CACHE)
+def _schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | RealProblem, time: float,
+                  points: int, replicas: int, seed: int, eps: float | None, shares: int, budget: float
+                  ) -> dict[str, Any]:
+    return workers.call(curves.schedule_run, scheme, spec, delay, problem, time, points, replicas, seed, eps,
+                        shares=shares, **_SGD_CAPS, axis_cost=budget)
+
+
+def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | RealProblem, time: float,
+                 points: int, replicas: int, seed: int, eps: float | None, shares: int, budget: float
+                 ) -> dict[str, Any]:
+    """``scheme`` with the schedule ``spec`` on a chart's grid (:func:`curves.schedule_run`, one
+    of ``shares`` of the chart's caps); a refusal of the schedule itself (too many checkpoints for
+    the horizon) as a skipped run, like a run over the caps (``skipped_reason``)."""
+    try:
+        return _schedule_run(scheme, spec, delay, problem, time, points, replicas, seed, eps, shares, budget)
+    except ParameterError as exc:
+        return {"label": f"{scheme.name}, {spec}", "skipped": str(exc), "skipped_reason": exc.as_dict()}
 
 
 @st.cache_data(**_CACHE)
@@ -306,11 +327,14 @@ def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K:
 
 def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
-               eps: float | None, budget: float = AXIS_MC_COST) -> dict[str, Any]:
+               eps: float | None, budget: float = AXIS_MC_COST,
+               schedule: tuple[Scheme, str] | None = None) -> dict[str, Any]:
     """The error chart: its rows, the summary of every scheme (skipped ones included, with the
     reason in the reader's language), and with a target ε the first time each simulated
-    scheme's mean reaches it (``budget`` as :func:`error_rows`')."""
-    view = _error_view(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, eps, budget)
+    scheme's mean reaches it (``budget`` as :func:`error_rows`').  With ``schedule`` (a scheme and
+    a spec) that scheduled run is one more curve (drawn thicker; no bound), its record is
+    ``schedule`` and its K or H in force against time ``value_figure``."""
+    view = _error_view(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, eps, budget, schedule)
     if not any("skipped" in s for s in view["summary"]):
         return view
     return {**view, "summary": _reasons(view["summary"])}
@@ -319,11 +343,21 @@ def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
 @st.cache_resource(**_VIEW)
 def _error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                 replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
-                eps: float | None, budget: float) -> dict[str, Any]:
+                eps: float | None, budget: float, schedule: tuple[Scheme, str] | None = None) -> dict[str, Any]:
     rows, summary = error_rows(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, budget)
+    run: dict[str, Any] | None = None
+    if schedule is not None:
+        run = schedule_run(*schedule, delay, problem, time, points, replicas, seed, eps, max(len(schemes), 1), budget)
+        rows = rows + run.get("rows", [])
+        summary = [*summary, views.schedule_summary(run)]
     targets = (None if eps is None else
                views.times_to_target(rows, [s["scheme"] for s in summary if "skipped" not in s], eps))
-    view = {"rows": rows, "summary": summary, "targets": targets, "figure": plots.error_figure(rows, eps, targets)}
+    view = {"rows": rows, "summary": summary, "targets": targets,
+            "figure": plots.error_figure(rows, eps, targets, bold=None if run is None else run["label"])}
+    if run is not None:
+        view["schedule"] = run
+        if "skipped" not in run:
+            view["value_figure"] = plots.schedule_value_figure(run["value_rows"], run["parameter"], run["label"])
     if any("test_accuracy_mean" in r for r in rows):
         view["accuracy_figure"] = plots.metric_figure(rows, "test_accuracy")
     if any("consensus_mean" in r for r in rows):
@@ -370,17 +404,40 @@ def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float
 @st.cache_resource(**_VIEW)
 def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Workers, problem: Problem | RealProblem,
                 eps: float, time: float, replicas: int, seed: int, gamma: float, x_name: str,
-                budget: float = AXIS_MC_COST, target_accuracy: float | None = None) -> dict[str, Any]:
+                budget: float = AXIS_MC_COST, target_accuracy: float | None = None,
+                schedule: str | None = None) -> dict[str, Any]:
     """The trade-offs chart: time to ε of each swept scheme and of the references (sync and
     async at the sidebar's settings), the best points by the bound and by simulation
-    (``budget`` as :func:`error_rows`'); on a real problem also the time to ``target_accuracy``."""
+    (``budget`` as :func:`error_rows`'); on a real problem also the time to ``target_accuracy``.
+    With a ``schedule`` spec (of the swept K or H) also ``schedule``: the scheduled run of the swept
+    scheme beside every fixed value (:func:`_comparison`)."""
     rows = target_rows(schemes, delay, problem, eps, time, replicas, seed, gamma, None, x_name, budget,
                        target_accuracy=target_accuracy)
     ref = target_rows(refs, delay, problem, eps, time, replicas, seed, gamma, None, "K", budget,
                       target_accuracy=target_accuracy)
     best = (curves.best_index(rows, "bound_time_to_target"), curves.best_index(rows, "time_to_target"))
-    return {"rows": rows, "ref": ref, "best": best,
+    view = {"rows": rows, "ref": ref, "best": best,
             "figure": plots.target_figure(rows, x_name, best[0], best[1], eps, ref)}
+    if schedule is not None and schemes:
+        run = schedule_run(schemes[0], schedule, delay, problem, time, TARGET_POINTS, replicas, seed, eps,
+                           len(schemes), budget)
+        view["schedule"] = _comparison(rows, best[1], run, eps)
+    return view
+
+
+def _comparison(rows: list[dict[str, Any]], best: int | None, run: dict[str, Any], eps: float) -> dict[str, Any]:
+    """A scheduled ``run`` beside the fixed values' simulated ``rows`` (the best one by the simulated
+    mean, ``best``, marked ★): the curves' long rows and their figure (the schedule drawn thicker),
+    and the value in force with the best fixed value dotted; only ``run`` when it was skipped."""
+    if "skipped" in run:
+        return {"run": run}
+    fixed = [(r["label"] + (" ★" if i == best else ""), r) for i, r in enumerate(rows) if "curve" in r]
+    curve_rows = [{**c, "scheme": label} for label, r in fixed for c in r["curve"]] + run["rows"]
+    targets = {label: r["time_to_target"] for label, r in fixed} | {run["label"]: run["time_to_target"]}
+    return {"run": run, "rows": curve_rows,
+            "figure": plots.error_figure(curve_rows, eps, targets, bold=run["label"]),
+            "value_figure": plots.schedule_value_figure(run["value_rows"], run["parameter"], run["label"],
+                                                        None if best is None else rows[best]["x"])}
 
 
 

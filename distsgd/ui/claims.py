@@ -20,7 +20,7 @@ from ..delays import Delay, Exponential
 from .i18n import N_, tr
 
 __all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence", "whatif", "graph_runtime",
-           "graph_vs_m"]
+           "graph_vs_m", "schedule_winner", "schedule_verdict"]
 
 #: the formulas in the sentences (LaTeX, the same in every language: fields of the messages)
 _FORMULAS = {"order_statistic": r"$\mathbb{E}[X_{K:m}]$", "runtime": r"$\mathbb{E}[T]$"}
@@ -338,3 +338,73 @@ def graph_vs_m(rows: Sequence[dict[str, Any]]) -> str:
               "and {s_hi}. Sync waits for the slowest of all m; a ring's node waits only for its two "
               "neighbours.", lo=lo, hi=hi, r_lo=_value(ring[lo]), s_lo=_value(sync[lo]), r_hi=_value(ring[hi]),
               s_hi=_value(sync[hi]))
+
+
+def schedule_winner(rows: Sequence[dict[str, Any]], run: dict[str, Any]) -> tuple[str | None, int | None]:
+    """Who reaches ε first, a schedule's ``run`` or the fixed values' simulated ``rows``, by the
+    95% bands of the times to ε (``time_to_target_low``/``_high``: when the band's edges reach ε):
+    ``("fixed", i)`` when row i's band ends before the schedule's begins (of those, the soonest by
+    the simulated mean); ``("schedule", None)`` when the schedule's band ends before every row's
+    begins; else ``(None, j)``: j the soonest row (by the mean) whose band overlaps the schedule's
+    (two bands that never reach ε overlap), None only when no row was simulated."""
+    fixed = [(i, r) for i, r in enumerate(rows) if r.get("time_to_target") is not None]
+    s_lo, s_hi = run["time_to_target_low"], run["time_to_target_high"]
+    ahead = [(r["time_to_target"], i) for i, r in fixed if r["time_to_target_high"] < s_lo]
+    if ahead:
+        return "fixed", min(ahead)[1]
+    if fixed and s_hi < min(r["time_to_target_low"] for _, r in fixed):
+        return "schedule", None
+    overlap = [(r["time_to_target"], i) for i, r in fixed
+               if r["time_to_target_low"] <= s_hi and r["time_to_target_high"] >= s_lo]
+    return None, (min(overlap)[1] if overlap else None)
+
+
+def _t(v: float) -> str:
+    return f"{v:.3g}" if math.isfinite(v) else tr("never")
+
+
+def _band(r: dict[str, Any]) -> str:
+    return f"[{_t(r['time_to_target_low'])}, {_t(r['time_to_target_high'])}]"
+
+
+def schedule_verdict(rows: Sequence[dict[str, Any]], run: dict[str, Any], parameter: str, eps: float,
+                     horizon: float) -> str:
+    """Whether a schedule beats every fixed value of its ``parameter`` at reaching ε, is beaten by
+    one, or neither (:func:`schedule_winner`), and by how much (the ratio of the simulated means'
+    times to ε), from the numbers in the comparison's table."""
+    who, i = schedule_winner(rows, run)
+    best = min(((r["time_to_target"], j) for j, r in enumerate(rows)
+                if r.get("time_to_target") is not None and math.isfinite(r["time_to_target"])), default=None)
+    name, t = run["label"], run["time_to_target"]
+    if who == "schedule" and best is not None:
+        b = rows[best[1]]
+        return tr("{schedule} reaches ε = {eps:g} at t ≈ {t} (95% band {band}), {factor:.3g}× sooner than the best "
+                  "fixed {p}, {p} = {x} (t ≈ {t_best}, band {band_best}): its band ends before any fixed {p}'s "
+                  "begins.", schedule=name, eps=eps, t=_t(t), band=_band(run), factor=b["time_to_target"] / t,
+                  p=parameter, x=b["x"], t_best=_t(b["time_to_target"]), band_best=_band(b))
+    if who == "schedule":
+        return tr("{schedule} reaches ε = {eps:g} at t ≈ {t} (95% band {band}) and no fixed {p}'s simulated mean "
+                  "does within T = {T:g}: the schedule's band ends before any fixed {p}'s begins.",
+                  schedule=name, eps=eps, t=_t(t), band=_band(run), p=parameter, T=horizon)
+    if who == "fixed":
+        assert i is not None
+        r = rows[i]
+        if math.isfinite(t):
+            return tr("The fixed {p} = {x} reaches ε = {eps:g} at t ≈ {t_fixed} (95% band {band_fixed}), "
+                      "{factor:.3g}× sooner than {schedule} (t ≈ {t}, band {band}): the bands do not overlap.",
+                      p=parameter, x=r["x"], eps=eps, t_fixed=_t(r["time_to_target"]), band_fixed=_band(r),
+                      factor=t / r["time_to_target"], schedule=name, t=_t(t), band=_band(run))
+        return tr("The fixed {p} = {x} reaches ε = {eps:g} at t ≈ {t_fixed} (95% band {band_fixed}), and the "
+                  "simulated mean of {schedule} does not within T = {T:g} (band {band}): the bands do not overlap.",
+                  p=parameter, x=r["x"], eps=eps, t_fixed=_t(r["time_to_target"]), band_fixed=_band(r),
+                  schedule=name, T=horizon, band=_band(run))
+    if i is None:
+        return tr("No fixed {p} was simulated here (the table says why): there is nothing to compare {schedule} "
+                  "with.", p=parameter, schedule=name)
+    if best is None and not math.isfinite(t):
+        return tr("Neither the simulated mean of {schedule} nor that of any fixed {p} reaches ε = {eps:g} within "
+                  "T = {T:g}: lengthen T or raise ε to compare them.", schedule=name, p=parameter, eps=eps, T=horizon)
+    r = rows[i]
+    return tr("{schedule} (t ≈ {t}, 95% band {band}) and the fixed {p} = {x} (t ≈ {t_fixed}, band {band_fixed}) "
+              "reach ε = {eps:g} at times whose 95% bands overlap: neither wins here.", schedule=name, t=_t(t),
+              band=_band(run), p=parameter, x=r["x"], t_fixed=_t(r["time_to_target"]), band_fixed=_band(r), eps=eps)

@@ -28,6 +28,7 @@ from ..examples import EXAMPLES
 from ..params import Domain, ParameterError, shortest
 from ..problems import BUILTIN_SETS, LAM, TARGET_ACCURACY
 from ..random import SEED
+from ..schedules import PERIOD
 from ..schemes import COMM_DELAY, H_DOMAIN, K_DOMAIN, SCHEMES, M
 from ..traces import THRESHOLD
 from . import i18n
@@ -38,6 +39,13 @@ from .rerun_caps import RANGES, UI_BUDGETS, UI_DEFAULT_BUDGET
 #: the graphs the sidebar offers the decentralised schemes (spec strings of DESIGN §12, built on m nodes)
 GRAPHS = ("ring", "torus", "hypercube", "exponential", "random-regular(d=4)", "complete", "star")
 
+#: the lessons (DESIGN §14; their steps are distsgd.ui.lesson_steps): "none" is no lesson running;
+#: a lesson has at most LESSON_STEPS_MAX steps, each answered by one of four choices (a–d)
+LESSONS = ("none", "seeds")
+LESSON_STEPS_MAX = 12
+LESSON_STEPS = tuple(str(n) for n in range(1, LESSON_STEPS_MAX + 1))
+LESSON_ANSWERS = tuple(f"{n}{c}" for n in LESSON_STEPS for c in "abcd")
+
 #: the problem choice of a user's data file: read from an upload (a URL never names a file)
 UPLOAD_PROBLEM = "logreg:upload"
 #: the problem choices of the Error and Trade-offs pages (DESIGN §9): the quadratic, the bundled
@@ -47,7 +55,7 @@ REAL_PROBLEMS = ("quadratic", *(f"logreg:{name}" for name in BUILTIN_SETS), UPLO
 __all__ = ["Control", "CONTROLS", "Family", "FAMILIES", "FAMILY_PARAMS", "FAMILY_LABELS", "KIND_PARAMS", "refresh",
            "registry_messages", "CHOICE_LABELS", "SHIFT_KEY", "TRACE_OPTION", "UPLOAD_PROBLEM", "REAL_PROBLEMS",
            "describe", "explain", "label_of",
-           "url_text"]
+           "url_text", "LESSONS", "LESSON_STEPS_MAX", "LESSON_STEPS", "LESSON_ANSWERS"]
 
 
 def _narrow(dom: Domain, low: float | None = None, high: float | None = None) -> Domain:
@@ -335,7 +343,22 @@ def _controls(families: dict[str, Family], family_controls: list[Control]) -> di
         # trade-offs
         Control("axis", N_("sweep over"), "K", options=("K", "m", "H")),
         Control("axis_scheme", N_("scheme"), "k-async", options=schemes),
+        # an adaptive schedule (DESIGN §13), on the trade-offs and error pages
+        Control("schedule", N_("adaptive schedule"), "off",
+                options=("off", "adasync", "adasync-k-async", "adacomm"),
+                help=N_("AdaSync raises the K of k-sync or k-async as the training loss falls; AdaComm shortens "
+                        "local SGD's H. Each replica applies the rule at every checkpoint from its own loss.")),
+        _num("K0", N_("starting K₀"), 2, _narrow(K_DOMAIN, *RANGES["K0"]), 1,
+             N_("AdaSync's K until the first checkpoint")),
+        _num("H0", N_("starting H₀"), 16, _narrow(H_DOMAIN, *RANGES["H0"]), 1,
+             N_("AdaComm's H until the first checkpoint")),
+        _num("period", N_("checkpoint period"), 10.0, _narrow(PERIOD, *RANGES["period"]), 1.0,
+             N_("wall-clock time between the checkpoints at which the schedule may change K or H")),
         Control("lang", "Language · 语言", "en", options=tuple(LANGUAGES)),
+        # lessons: which one runs, its step, the predictions made ("3b": step 3, choice b)
+        Control("lesson", N_("lesson"), "none", options=LESSONS),
+        Control("step", N_("lesson step"), "1", options=LESSON_STEPS),
+        Control("answers", N_("predictions"), (), options=LESSON_ANSWERS, multi=True),
         # your cluster
         Control("trace_source", N_("Trace"), "example", options=("example", "upload")),
         Control("trace_example", N_("example"), next(iter(EXAMPLES)), options=tuple(EXAMPLES)),
@@ -422,6 +445,8 @@ CHOICE_LABELS: dict[str, dict[str, str]] = {
                 "breast cancer (569 × 30)"), "logreg:digits": N_("logistic regression: digits (1 797 × 64)"),
                 UPLOAD_PROBLEM: N_("logistic regression: your data file")},
     "comm_source": {"slider": N_("slider"), "network model": N_("network model")},
+    "schedule": {"off": N_("off"), "adasync": N_("AdaSync (k-sync's K)"),
+                 "adasync-k-async": N_("AdaSync (k-async's K)"), "adacomm": N_("AdaComm (local SGD's H)")},
     "topology": {"parameter-server": N_("parameter-server"), "ring-allreduce": N_("ring-allreduce")},
     "graph": {"ring": N_("ring"), "torus": N_("torus"), "hypercube": N_("hypercube"),
               "exponential": N_("exponential graph"), "random-regular(d=4)": N_("random 4-regular"),

@@ -56,6 +56,10 @@ FIGURE_TEXT = (
     N_("theory (exact model, averaged over simulated N(t)): {label}"),
     N_("reaches ε: {label}"),
     N_("target ε = {eps}"),
+    # -- a schedule's value in force (plots.schedule_value_figure; the trace names as above)
+    N_("{parameter} in force against wall-clock time"),
+    N_("{parameter} in force (mean over replicas, 95% band)"),
+    N_("best fixed {parameter} = {value}"),
     # -- a problem's metric against time (plots.metric_figure)
     N_("Test accuracy against wall-clock time"),
     N_("test accuracy"),

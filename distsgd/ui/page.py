@@ -102,7 +102,8 @@ def simulated(summary: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     Monte Carlo note of the E[T] its time axis used; the others."""
     for s in summary:
         if "skipped" in s:
-            st.warning(plain_text.plain(tr("Not simulated — {why}", why=s["skipped"])), icon=":material/warning:")
+            st.warning(plain_text.plain(tr("{scheme}: not simulated — {why}", scheme=s.get("scheme", "?"),
+                                           why=s["skipped"])), icon=":material/warning:")
     mc_warnings(summary)
     return [s for s in summary if "skipped" not in s]
 

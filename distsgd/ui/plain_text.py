@@ -33,11 +33,12 @@ JOINER = "\u2060"
 
 
 def plain(text: str, limit: int = NOTICE_MAX_CHARS) -> str:
-    """Text to show through a Markdown element as itself, truncated to ``limit``: every Markdown,
+    """Text to show through a Markdown element as itself, at most ``limit`` characters (cut with
+    "…"; the invisible joiners and escapes below not counted): every Markdown,
     HTML and LaTeX character backslash-escaped (so no link, image, tag or formula), and a
     :data:`JOINER` inside every ``://``, ``www.`` and after every ``@`` (so no bare URL, host or
     e-mail address is autolinked)."""
     s = str(text)
     if len(s) > limit:
-        s = s[:limit] + "…"
+        s = s[:limit - 1] + "…"  # at most ``limit`` characters, the ellipsis included
     return _MARKDOWN.sub(r"\\\1", _AUTOLINK.sub(JOINER, s))

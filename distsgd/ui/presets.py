@@ -1,6 +1,6 @@
 """The presets: named sets of control values (DESIGN §5.3), each a scenario worth a look
 (the seed example, heavy tails, backup workers, a slow network, stragglers that stay or come and
-go).  Names are English message ids (``N_``), shown through ``tr``; the values are control keys
+go, adaptive schedules).  Names are English message ids (``N_``), shown through ``tr``; the values are control keys
 and URL values (:mod:`distsgd.ui.controls`).  Applying one sets the session store
 (:mod:`distsgd.ui.state`)."""
 
@@ -42,12 +42,21 @@ PRESETS: dict[str, dict[str, Any]] = {
     N_("async wins early, loses late"): dict(
         delay="exp", lam=1.0, delta=0.0, m=16, K=4, schemes=["sync", "k-sync", "async"], eta=0.05,
         L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10, eps=0.01, horizon=60.0),
+    # adaptive schedules (DESIGN §13): each compared with every fixed K (or H) on the trade-offs page
+    N_("AdaSync on a heavy tail"): dict(
+        delay="pareto", xm=1.0, alpha=1.5, delta=0.0, m=16, K=4, schemes=["sync", "k-sync"], problem="quadratic",
+        eta=0.05, L=2.0, mu=0.5, sigma2=2.0, b=1, f0=1.0, dim=10, eps=0.01, horizon=100.0, axis="K",
+        axis_scheme="k-sync", schedule="adasync", K0=1, period=10.0),
+    N_("AdaComm with expensive communication"): dict(
+        delay="shifted-exp", lam=2.0, delta=0.1, m=16, H=16, D=2.0, comm_source="slider", schemes=["sync", "local-sgd"],
+        problem="quadratic", eta=0.05, L=2.0, mu=0.5, sigma2=1.0, b=1, f0=1.0, dim=10, eps=0.01, horizon=100.0,
+        axis="H", schedule="adacomm", H0=32, period=10.0),
 }
 
 
 def apply_preset(name: str) -> None:
     """Set every control a preset names (a callback: runs before the widgets are drawn); a
-    preset that names no stragglers has none."""
-    for key, v in {"stragglers": "none", **PRESETS[name]}.items():
+    preset that names no stragglers has none, and one that names no schedule has none either."""
+    for key, v in {"stragglers": "none", "schedule": "off", **PRESETS[name]}.items():
         state.set_value(key, v)
     state.notify(tr("preset applied: {name}", name=tr(name)), once=True)

@@ -226,6 +226,9 @@ RANGES: dict[str, tuple[float, float]] = {
     "w_shape": (0.2, 20.0), "w_scale": (0.01, 100.0), "u_low": (0.0, 100.0), "u_high": (0.01, 200.0),
     # workers and schemes (schemes.M, K_DOMAIN, H_DOMAIN), seed (random.SEED)
     "m": (1, UI_M_MAX), "K": (1, UI_K_MAX), "H": (1, UI_H_MAX), "seed": (0, UI_SEED_MAX),
+    # an adaptive schedule's start and checkpoint period (DESIGN §13; schedules.PERIOD): a period
+    # under 0.5 asks for more checkpoints than a chart's horizon can use
+    "K0": (1, UI_K_MAX), "H0": (1, UI_H_MAX), "period": (0.5, 1e4),
     # the SGD problem and its simulation (sgd.ETA, L_SMOOTH, MU, SIGMA2, BATCH, F0, DIM, C_ADAPT,
     # TIME, REPLICAS; ε of sgd.bound_time_to_target, (0, 1e12])
     "eta": (1e-4, 2.0), "L": (0.01, 100.0), "mu": (0.001, 100.0), "sigma2": (0.0, 100.0),

@@ -226,6 +226,25 @@ def _delay_text(delay: Delay) -> str:
     return label
 
 
+#: what each schedule choice changes: (the parameter it sweeps against, the scheme it runs, its start's
+#: control, the rule of its spec)
+SCHEDULED = {"adasync": ("K", "k-sync", "K0", "adasync"), "adasync-k-async": ("K", "k-async", "K0", "adasync"),
+             "adacomm": ("H", "local-sgd", "H0", "adacomm")}
+
+
+def schedule_controls(m: int) -> str | None:
+    """The adaptive schedule's controls in one row (off, AdaSync of k-sync's or k-async's K from
+    K₀ ≤ m, AdaComm from H₀; the checkpoint period): the spec they make (DESIGN §13), or None when off."""
+    c1, c2, c3 = st.columns([2, 1, 1])
+    rule = choice("schedule", c1, radio=True)
+    if rule not in SCHEDULED:
+        return None
+    key, name = SCHEDULED[rule][2:]
+    start = number(key, c2, bounds=(1, m) if key == "K0" else None, slider=False)
+    period = number("period", c3, slider=False)
+    return f"{name}({key}={start}, period={controls.url_text(float(period))})"
+
+
 def problem_controls(real: bool = False) -> Any:
     """The problem and SGD hyper-parameters (η, L, μ ≤ L, σ², b, F₀, d) as number boxes in four
     columns, bound to the same store on every page that uses them; returns the Problem.  With

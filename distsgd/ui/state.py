@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import error as sgd
 from ..error.general import RealProblem
@@ -28,7 +29,7 @@ from .i18n import from_locale, set_language, tr
 from .plain_text import quote
 
 __all__ = ["start", "value", "set_value", "clamp", "bind", "widget_args", "sync_url", "url_values", "notices",
-           "notify", "begin_run", "clear_notices", "problem", "PROBLEM_KEYS", "RENAMED_URL_KEYS"]
+           "notify", "begin_run", "clear_notices", "problem", "PROBLEM_KEYS", "RENAMED_URL_KEYS", "WHOLE_RUNS"]
 
 
 # -- the store: every control's value, kept apart from the widgets ----------------------
@@ -134,9 +135,19 @@ def notify(message: str, once: bool = False) -> None:
         box.append(message)
 
 
+#: session key: set (by distsgd.ui.lessons) while a lesson's step is shown above its page, whose
+#: answer, drawn outside the page's fragments, follows every control of the page
+WHOLE_RUNS = "_whole_runs"
+
+
 def begin_run() -> None:
-    """At the start of every run: forget the per-run notices of an interrupted run."""
+    """At the start of every run: forget the per-run notices of an interrupted run.  A run of a
+    fragment alone while a lesson's answer is shown above the page (:data:`WHOLE_RUNS`) becomes a
+    run of the whole app, so that the answer follows the control just moved."""
     st.session_state[_RUN] = []
+    ctx = get_script_run_ctx()
+    if st.session_state.get(WHOLE_RUNS) and ctx is not None and ctx.fragment_ids_this_run:
+        st.rerun(scope="app")
 
 
 def notices() -> list[str]:
@@ -171,6 +182,8 @@ def url_values() -> dict[str, list[str]]:
         if c is None or v == c.initial() or key == "lang":
             continue
         want[key] = [str(x) for x in v] if c.multi else [url_text(v)]
+    if value("lesson") != "none":  # a running lesson's link names its step, the first one too
+        want["step"] = [value("step")]
     return want
 
 

@@ -21,14 +21,15 @@ from . import controls, plain_text
 from .i18n import N_, phrase, tr
 
 __all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "error_formulas",
-           "tex_words", "whatif_table", "stragglers_sentence", "word", "workers_label"]
+           "tex_words", "whatif_table", "stragglers_sentence", "word", "workers_label", "schedule_summary",
+           "schedule_table", "schedule_skipped"]
 
 #: fixed words and phrases of the library that the tables and pages show (an analytic result's
 #: kind, a what-if reading, why a point was not simulated, where a time to ε came from), marked
 #: here so the extractor finds them; :func:`word` shows one in the current language, and any
 #: other text of the library (a free-form reason, a method) as it is
 _WORDS = frozenset({
-    N_("exact"), N_("numerical"), N_("upper_bound"), N_("lower_bound"), N_("approximation"), N_("infinite"),
+    N_("exact"), N_("numerical"), N_("upper bound"), N_("lower bound"), N_("approximation"), N_("infinite"),
     N_("unavailable"),
     N_("replay"), N_("per-worker laws"), N_("i.i.d. fit"), N_("stragglers dropped"), N_("backup workers"),
     N_("its shortest run exceeds this chart's Monte Carlo budget"), N_("over this table's Monte Carlo budget"),
@@ -40,11 +41,16 @@ _WORDS = frozenset({
 })
 
 
+#: an analytic result's kinds as the library spells them (estimate.KINDS) → as a reader reads them
+_KINDS = {"upper_bound": "upper bound", "lower_bound": "lower bound"}
+
+
 def word(text: Any) -> Any:
     """One of the library's fixed words (:data:`_WORDS`) in the current language; ``bound
     unavailable: …`` with its prefix translated; any other text (or None) unchanged."""
     if not isinstance(text, str):
         return text
+    text = _KINDS.get(text, text)
     if text in _WORDS:
         return tr(text)
     head, sep, rest = text.partition(": ")
@@ -174,6 +180,42 @@ def target_table(rows: Sequence[dict[str, Any]], ref: Sequence[dict[str, Any]], 
 
     return ([row(r, r["label"], "★" if i in best else "") for i, r in enumerate(rows)]
             + [row(r, tr("reference: {scheme}", scheme=r["label"]), "") for r in ref])
+
+
+def schedule_summary(run: dict[str, Any]) -> dict[str, Any]:
+    """A scheduled run (:func:`distsgd.curves.schedule_run`) as a row of the error chart's summary:
+    no bound and no E[T] of its own (K or H changes), or skipped with its reason."""
+    if "skipped" in run:
+        return {"scheme": run["label"], "skipped": run["skipped"], "skipped_reason": run["skipped_reason"]}
+    return {"scheme": run["label"], "bound_kind": "unavailable", "bound_note": "", "floor": None, "runtime": None,
+            "runtime_kind": None, "gamma": None, "p0": None, "staleness_mean": None, "fresh_fraction": None,
+            "replicas": run["replicas"], "staleness_counts": None}
+
+
+def schedule_skipped(run: dict[str, Any]) -> str:
+    """Why a scheduled run was not simulated, in the reader's language (from its reason code)."""
+    return controls.explain(from_jsonable(run["skipped_reason"]))
+
+
+def _band(r: dict[str, Any]) -> str:
+    """The 95% band of a simulated time to ε as text ('' when not simulated)."""
+    lo, hi = r.get("time_to_target_low"), r.get("time_to_target_high")
+    if lo is None or hi is None:
+        return ""
+    return "[" + ", ".join(tr("never") if math.isinf(v) else f"{v:.4g}" for v in (lo, hi)) + "]"
+
+
+def schedule_table(rows: Sequence[dict[str, Any]], best: int | None, run: dict[str, Any],
+                   parameter: str) -> list[dict[str, Any]]:
+    """The schedule's comparison table: each fixed value of ``parameter`` (★ at the best by the
+    simulated mean), then the schedule: the simulated time to ε and its 95% band."""
+    def row(what: str, r: dict[str, Any], star: str) -> dict[str, Any]:
+        why = "" if "simulated_skipped" not in r else _why({**r, "bound_time_to_target": 0.0})
+        return {tr("run"): what, tr("time to ε (simulated mean)"): _time(r.get("time_to_target")),
+                tr("95% band of the time to ε"): _band(r), tr("best"): star, tr("note"): why}
+
+    return ([row(f"{parameter} = {r['x']}", r, "★" if i == best else "") for i, r in enumerate(rows)]
+            + [row(tr("schedule: {spec}", spec=run["label"]), run, "")])
 
 
 #: how ``\text{…}`` writes LaTeX's special characters
