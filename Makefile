@@ -53,15 +53,16 @@ lint: dev-venv
 # engines and SGD around them again on the plain-Python reference path (DISTSGD_JIT=0).
 # --no-loadscope-reorder: xdist hands out the tests in the order tests/conftest.py gives them,
 # the longest first (the browser group on one worker, then the slow tests), not by group size.
-# Three workers on two cores: the browser group's worker mostly waits for its server and browser, and
-# a third worker fills the CPU it leaves idle (a fresh clone 11 min 34 s instead of 13 min 56 s); the
-# browser test's waits (bs.RENDER_S, QUICK_FROZEN_S) leave room for the busier machine, after a page
-# load once timed out at 45 s (benchmarks/results/test_time.md).
+# Three workers on two cores: the browser tests are two groups (tests/test_browser.py: SECOND), each
+# on a worker with its own server and Chromium, mostly waiting for them; the third worker and the
+# CPU they leave idle take the rest.  The browser test's waits (bs.RENDER_S, QUICK_FROZEN_S) leave room
+# for the busier machine (a page load once timed out at 45 s; benchmarks/results/test_time.md).
+# --durations: the slowest tests, for the record of where the time goes.
 test: dev-venv browser
 	$(PY) -c "from distsgd.ui.workers import warm; warm()" & warm=$$!; \
 	$(MAKE) --no-print-directory lint; lint=$$?; wait $$warm; warmed=$$?; \
 	[ $$lint = 0 ] && [ $$warmed = 0 ]
-	$(PY) -m pytest -n 3 --dist loadgroup --no-loadscope-reorder -q
+	$(PY) -m pytest -n 3 --dist loadgroup --no-loadscope-reorder -q --durations=25
 	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider -m "not slow" -k "$(JIT_ROWS)" $(JIT_TESTS)
 
 # what reads distsgd.jit.ENABLED (the engines' and SGD's choice between a kernel and its numpy

@@ -16,20 +16,20 @@ if str(ROOT) not in sys.path:
 
 
 def _start_rank(item) -> int:  # type: ignore[no-untyped-def]
-    """0: the browser tests; 1: other xdist groups; 2: tests marked slow; 3: the rest."""
+    """0: the browser tests (both their groups); 1: other xdist groups; 2: tests marked slow; 3: the rest."""
     group = item.get_closest_marker("xdist_group")
     if group is not None:
         name = group.args[0] if group.args else group.kwargs.get("name")
-        return 0 if name == "browser" else 1
+        return 0 if str(name).startswith("browser") else 1
     return 2 if item.get_closest_marker("slow") is not None else 3
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items) -> None:  # type: ignore[no-untyped-def]
     """The longest work first, so that it is not what the suite waits for at the end: ``make
-    test`` runs ``pytest -n 2 --dist loadgroup --no-loadscope-reorder``, and xdist then hands the
-    tests out in this order — the group "browser" (5–8 minutes on one worker, the longest
-    unit) to the first worker, other groups next, then the slow tests (the URL fuzz, the m = 1000
+    test`` runs ``pytest -n 3 --dist loadgroup --no-loadscope-reorder``, and xdist then hands the
+    tests out in this order — the two browser groups (about 5 minutes each on one worker, the
+    longest units) to the first two workers, other groups next, then the slow tests (the URL fuzz, the m = 1000
     rows), then the rest in file order.  A stable sort: within a rank, the collection's order.
 
     And the groups themselves: pytest-xdist (3.8) marks a grouped test by appending ``@group`` to

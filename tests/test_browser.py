@@ -3,8 +3,10 @@
     .venv/bin/python -m pytest tests/test_browser.py -q      # or: make test (runs everything)
     .venv/bin/python -m pytest tests/test_browser.py -q -k chinese     # one part (its test id)
 
-Each part below is its own test, in this order, sharing one server and one Chromium (module
-fixtures; ``make test``'s ``--dist loadgroup`` keeps them on one worker: the group "browser").
+Each part below is its own test, in this order, sharing one server and one Chromium per xdist worker
+(module fixtures).  ``make test``'s ``--dist loadgroup`` sends them in two groups of about equal
+length to two workers (the group "browser", and those marked :data:`SECOND`), each with its own
+server and Chromium, in this order.
 
 What a person does, and what must hold (DESIGN.md §5: the sidebar is shared by every page and
 mirrored in the URL, so a link reproduces the view):
@@ -85,8 +87,10 @@ import pytest
 import browser_support as bs
 from browser_support import Problems, Snap, Spec
 
-# one worker (make test: --dist loadgroup), so one server and one Chromium for both tests
+# two groups (make test: --dist loadgroup), each on one worker with one server and one Chromium: the
+# file's tests, and those marked SECOND (about half of the time, ~5 minutes each on a fresh clone)
 pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]
+SECOND = pytest.mark.xdist_group("browser-second")
 
 # URL path (as st.navigation derives it from the file name) -> screenshot name, a word of its title
 PAGES = {
@@ -145,7 +149,7 @@ def spec() -> Spec:
 @pytest.fixture(scope="module")
 def server(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[bs.Server]:
     """``streamlit run app.py`` (from DISTSGD_APP_DIR, default this checkout) on a free port, one
-    for every test of this file (on one xdist worker: the group "browser")."""
+    for every test of this file on this worker (make test: one per group of the file)."""
     with bs.serving(tmp_path_factory.mktemp("streamlit") / "streamlit.log") as srv:
         yield srv
 
@@ -171,7 +175,7 @@ def browser(chromium: Path, tmp_path_factory: pytest.TempPathFactory):
 
 # ---------------------------------------------------------------------------------------------
 # the tests: one per part, in this order (pytest keeps a file's order, and xdist's loadgroup
-# sends the group "browser" to one worker in that order), on one server and one Chromium
+# sends each group to one worker in that order), on one server and one Chromium per worker
 # ---------------------------------------------------------------------------------------------
 
 def run_part(server: bs.Server, name: str, fn: Callable[[list[str], Problems], None]) -> None:
@@ -209,18 +213,21 @@ def test_a_deep_link_is_the_first_request(server: bs.Server, browser, tmp_path: 
             own.url, browser, errors, problems))
 
 
+@SECOND
 def test_every_page_renders_and_the_slider_reruns(server: bs.Server, browser, spec: Spec) -> None:
     """Part 1."""
     run_part(server, "pages", lambda errors, problems: every_page_renders_and_the_slider_reruns(
         server.url, browser, spec, errors, problems))
 
 
+@SECOND
 def test_every_control_moves_and_the_others_keep_their_values(server: bs.Server, browser, spec: Spec) -> None:
     """Part 2."""
     run_part(server, "moves", lambda errors, problems: every_control_moves_and_the_others_keep_their_values(
         server.url, browser, spec, errors, problems))
 
 
+@SECOND
 def test_a_trace_comes_in_through_the_upload_widget(server: bs.Server, browser, spec: Spec) -> None:
     """Part 4."""
     run_part(server, "upload", lambda errors, problems: a_trace_comes_in_through_the_upload_widget(
@@ -233,6 +240,7 @@ def test_a_cluster_trace_is_read_and_used_everywhere(server: bs.Server, browser,
         server.url, browser, spec, errors, problems))
 
 
+@SECOND
 def test_every_page_in_chinese(server: bs.Server, browser) -> None:
     """Part 4c."""
     run_part(server, "中文", lambda errors, problems: every_page_in_chinese(server.url, browser, errors, problems))
@@ -244,6 +252,7 @@ def test_page_switch_on_a_first_visit_loses_nothing(server: bs.Server, browser, 
         server.url, browser, spec, errors, problems))
 
 
+@SECOND
 def test_page_switch_after_a_move_loses_nothing(server: bs.Server, browser, spec: Spec) -> None:
     """Part 3, in one session: a control moved, a page clicked while its run is going."""
     run_part(server, "page switch", lambda errors, problems: move_then_click_another_page(
