@@ -230,3 +230,9 @@ def fragment_rerun(at: AppTest, kind: str, key: str, value: Any, timeout: float 
         return at.run(timeout=timeout)
     finally:
         _FRAGMENT["id"] = None
+
+
+def assert_clean(at: AppTest) -> None:
+    """No exception and no error element on the page."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]

@@ -13,7 +13,15 @@ import json
 import pytest
 import streamlit as st
 
-from apptest_support import control_use, core_calls, fragment_rerun, fragment_runs, navigation_only, open_app
+from apptest_support import (
+    assert_clean,
+    control_use,
+    core_calls,
+    fragment_rerun,
+    fragment_runs,
+    navigation_only,
+    open_app,
+)
 
 PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timeline.py",
          "pages/local_sgd.py", "pages/tradeoffs.py"]
@@ -45,11 +53,6 @@ def _fragments():
 def clear_caches() -> None:
     st.cache_data.clear()
     st.cache_resource.clear()
-
-
-def assert_clean(at) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def titles(at) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import APP, fragment_rerun, fragment_runs, navigation_only, open_app
+from apptest_support import APP, assert_clean, fragment_rerun, fragment_runs, navigation_only, open_app
 from distsgd.ui import lesson_steps, lessons
 from distsgd.ui.controls import CONTROLS, url_text
 
@@ -23,11 +23,6 @@ def _navigation_only():
         yield
 
 
-def clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
-
-
 def said(at: AppTest, lang: str = "en") -> str:
     """The answer's paragraph (the verdict and the sentence), or ""."""
     return next((m.value for m in at.markdown if m.value.startswith(VERDICT[lang])), "")
@@ -36,9 +31,9 @@ def said(at: AppTest, lang: str = "en") -> str:
 def set_up(n: int, lang: str) -> AppTest:
     """A fresh session on the Lessons page at step n, "Set it up" pressed, on the step's page."""
     at = open_app("pages/lessons.py", {"lesson": "seeds", "step": str(n), "lang": lang})
-    clean(at)
+    assert_clean(at)
     at.button(key="lesson_setup").click().run()
-    clean(at)
+    assert_clean(at)
     return at
 
 
@@ -63,20 +58,20 @@ def preset_in_url(at: AppTest, step: lesson_steps.Step, n: int) -> None:
 def test_every_step_predict_then_reveal(n: int, lang: str) -> None:
     step = STEPS[n - 1]
     at = open_app("pages/lessons.py", {"lesson": "seeds", "step": str(n), "lang": lang})
-    clean(at)
+    assert_clean(at)
     assert SETUP[lang] in at.button(key="lesson_setup").label
     at.button(key="lesson_setup").click().run()
-    clean(at)
+    assert_clean(at)
     preset_in_url(at, step, n)
     # the run went on on the step's page: the banner is drawn only there (and nothing of the page yet)
     head = {"en": f"**Lesson · step {n} of", "zh": f"**课程 · 第 {n} 步"}[lang]
     assert any(m.value.startswith(head) for m in at.markdown) and not at.title, [m.value for m in at.markdown][:3]
     at.switch_page(step.page).run()  # the browser stays on the page st.switch_page opened
-    clean(at)
+    assert_clean(at)
     assert not at.get("plotly_chart"), "the page is drawn before the prediction"
     assert not said(at, lang)
     at.radio(key=f"lesson_pick_{n}").set_value(0).run()
-    clean(at)
+    assert_clean(at)
     assert at.get("plotly_chart"), "no chart after the prediction"
     text = said(at, lang)
     assert text, [m.value for m in at.markdown][:5]
@@ -97,7 +92,7 @@ def test_the_answer_follows_a_moved_slider() -> None:
     at.radio(key="lesson_pick_1").set_value(1).run()
     assert "E[X₍ₘ:ₘ₎] = 3.381" in said(at) and "right" in said(at)
     at.sidebar.slider(key="m").set_value(2).run()  # E[X_{2:2}] = 1.5 = 1.5 × E[X]: (c), not (b)
-    clean(at)
+    assert_clean(at)
     text = said(at)
     assert "m = 2" in text and "E[X₍ₘ:ₘ₎] = 1.5," in text and "answer (c)" in text and "the numbers say (c)" in text
 
@@ -115,7 +110,7 @@ def test_the_answer_is_the_page_s_own_numbers_also_after_a_fragment_control_move
                 fragment_rerun(at, "radio", "rt_view", "m")
             elif view != "K":  # the page then takes both from a call of its own
                 at.sidebar.multiselect(key="schemes").set_value(["k-sync"]).run()
-            clean(at)
+            assert_clean(at)
             page_says = next(m.value for m in at.markdown if m.value.startswith("This law is not"))
             assert page_says in said(at), (view, page_says, said(at))
 
@@ -129,7 +124,7 @@ def test_the_race_follows_the_error_page_s_horizon() -> None:
         at.radio(key="lesson_pick_5").set_value(1).run()
         assert "at T = 60 it is" in said(at)
         fragment_rerun(at, "number_input", "horizon", 20.0)
-        clean(at)
+        assert_clean(at)
         assert "at T = 20 it is" in said(at), said(at)
         get = lessons.preset_getter(STEPS[4])
         want = STEPS[4].answer(lessons.selection_of(get), lambda k: 20.0 if k == "horizon" else get(k))
@@ -141,10 +136,10 @@ def test_step_and_answers_survive_page_switches_and_leave() -> None:
     at.switch_page("pages/runtime.py").run()
     at.radio(key="lesson_pick_2").set_value(1).run()
     at.switch_page("pages/delays.py").run()  # another page: no banner there
-    clean(at)
+    assert_clean(at)
     assert not said(at) and at.get("plotly_chart")
     at.switch_page("pages/lessons.py").run()
-    clean(at)
+    assert_clean(at)
     assert at.radio(key="lesson_steps").value == 2
     assert "right" in said(at) and "✓" in at.radio(key="lesson_steps").options[1]
     at.button(key="lesson_next_False").click().run()
@@ -153,7 +148,7 @@ def test_step_and_answers_survive_page_switches_and_leave() -> None:
     assert not at.get("plotly_chart")
     at.button(key="lesson_leave").click().run()
     at.switch_page("pages/runtime.py").run()
-    clean(at)
+    assert_clean(at)
     assert at.get("plotly_chart") and "lesson" not in url(at)
     assert url(at)["answers"] == ["2b"]  # the predictions stay
 
@@ -163,14 +158,14 @@ def test_the_banner_s_next_step_leads_to_the_lessons_page_also_when_that_step_is
     at.switch_page("pages/runtime.py").run()
     at.radio(key="lesson_pick_4").set_value(0).run()
     at.button(key="lesson_next_True").click().run()
-    clean(at)
+    assert_clean(at)
     assert at.title and at.title[0].value.startswith("Lessons"), [t.value for t in at.title]
     assert at.radio(key="lesson_steps").value == 5 and url(at)["step"] == ["5"]
 
 
 def test_a_teacher_s_link_opens_the_step() -> None:
     at = open_app("pages/lessons.py", {"lesson": "seeds", "step": "5", "lang": "zh"})
-    clean(at)
+    assert_clean(at)
     assert at.radio(key="lesson_steps").value == 5
     assert any("第 5 步" in s.value for s in at.subheader)
     assert any("lessons?lesson=seeds&amp;step=5&amp;lang=zh" in m.value or "lessons?lesson=seeds&step=5&lang=zh"

@@ -5,7 +5,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import control_use, core_calls, navigation_only, open_app
+from apptest_support import assert_clean, control_use, core_calls, navigation_only, open_app
 
 PAGES = ["pages/runtime.py", "pages/error.py", "pages/delays.py", "pages/timeline.py",
          "pages/local_sgd.py", "pages/tradeoffs.py", "pages/graph.py"]
@@ -38,11 +38,6 @@ def shown(w) -> str:
     """The text a notice shows (its Markdown with the escapes removed)."""
     import re
     return re.sub(r"\\(.)", r"\1", w.value)
-
-
-def assert_clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from apptest_support import core_calls, navigation_only, open_app
+from apptest_support import assert_clean, core_calls, navigation_only, open_app
 from test_app_i18n import _texts, english_left
 from test_ui_schedules import check_sentence
 
@@ -25,11 +25,6 @@ BAND = "95% band of the time to ε"
 def _navigation_only():
     with navigation_only():
         yield
-
-
-def clean(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not at.error, [e.value for e in at.error]
 
 
 def charts(at: AppTest) -> list[dict]:
@@ -89,7 +84,7 @@ def test_tradeoffs_compares_the_adasync_preset_and_moved_values():
     at.sidebar.selectbox(key="preset").set_value("AdaSync on a heavy tail").run()
     at.switch_page("pages/tradeoffs.py")
     at.run()
-    clean(at)
+    assert_clean(at)
     titles = [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
     assert "K in force against wall-clock time" in titles
     first = check_page(at, 0.01, 100.0)
@@ -97,12 +92,12 @@ def test_tradeoffs_compares_the_adasync_preset_and_moved_values():
     at.number_input(key="K0").set_value(8).run()  # moved: a larger start, shorter period, a looser target
     at.number_input(key="period").set_value(5.0).run()
     at.number_input(key="eps").set_value(0.03).run()
-    clean(at)
+    assert_clean(at)
     moved = check_page(at, 0.03, 100.0)
     assert "adasync(K0=8, period=5)" in moved and moved != first
     with core_calls() as calls:  # the same view again: everything from the caches
         at.run()
-    clean(at)
+    assert_clean(at)
     assert not calls, dict(calls)
 
 
@@ -111,7 +106,7 @@ def test_tradeoffs_in_chinese():
     at.sidebar.selectbox(key="preset").set_value("AdaComm with expensive communication").run()
     at.switch_page("pages/tradeoffs.py")
     at.run()
-    clean(at)
+    assert_clean(at)
     rows, run, _ = comparison_table(at)
     text = verdict(at, run["label"])
     assert "置信带" in text and "H" in text, text
@@ -127,7 +122,7 @@ def test_error_page_draws_the_schedule_and_a_preset_without_one_turns_it_off():
     at.sidebar.selectbox(key="preset").set_value("AdaComm with expensive communication").run()
     at.switch_page("pages/error.py")
     at.run()
-    clean(at)
+    assert_clean(at)
     label = "local-sgd, adacomm(H0=32, period=10)"
     error, value = charts(at)[:2]
     names = [t.get("name", "") for t in error["data"]]
@@ -137,6 +132,6 @@ def test_error_page_draws_the_schedule_and_a_preset_without_one_turns_it_off():
     table = next(d.value for d in at.dataframe if "scheme" in d.value.columns)
     assert label in list(table["scheme"])
     at.sidebar.selectbox(key="preset").set_value("seed example: exponential delays").run()
-    clean(at)
+    assert_clean(at)
     names = [t.get("name", "") for c in charts(at) for t in c["data"]]
     assert not any("adacomm" in n for n in names) and at.session_state["_controls"]["schedule"] == "off"

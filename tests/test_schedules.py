@@ -175,15 +175,22 @@ def test_steps_schedule_matches_an_independent_simulation():
     assert rec.grid_value[0][0] == 1.0 and rec.grid_value[0][-1] == 4.0
 
 
+def _same_in_law(scheme, delay, problem, time, replicas, spec):
+    """The fixed run (seed 5) and the run with the schedule ``spec`` (seed 6), after checking that
+    their mean errors agree on the grid within 4 standard errors of the difference."""
+    a = simulate_error(scheme, delay, problem, time, points=7, replicas=replicas, seed=5, keep_errors=True)
+    b = simulate_error(scheme, delay, problem, time, points=7, replicas=replicas, seed=6, keep_errors=True,
+                       schedule=spec)
+    assert a.errors is not None and b.errors is not None
+    se = np.sqrt(a.errors.var(axis=0, ddof=1) / replicas + b.errors.var(axis=0, ddof=1) / replicas)
+    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+    return a, b
+
+
 def test_a_one_step_schedule_is_the_fixed_scheme():
     # steps(0:3) is k-sync with K = 3 throughout: the scheduled path and the fixed engines agree
     scheme, delay, problem = make_scheme("k-sync", 6, K=3), parse_delay("pareto(alpha=3, xm=1)"), Problem(eta=0.1)
-    a = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=800, seed=5, keep_errors=True)
-    b = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=800, seed=6, keep_errors=True,
-                       schedule="steps(0:3)")
-    assert a.errors is not None and b.errors is not None
-    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 800 + b.errors.var(axis=0, ddof=1) / 800)
-    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+    _same_in_law(scheme, delay, problem, 30.0, 800, "steps(0:3)")
 
 
 def test_adasync_on_a_real_problem_raises_k_as_the_loss_falls():
@@ -287,12 +294,7 @@ def test_a_one_step_k_async_schedule_is_the_fixed_k_async():
     # steps(0:2) on k-async: the scheduled stepper and SGD against the fixed engines and kernels, in
     # law: the error on the grid and the staleness of the gradients
     scheme, delay, problem = make_scheme("k-async", 6, K=2), parse_delay("exp(rate=1)"), Problem(eta=0.1)
-    a = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=600, seed=5, keep_errors=True)
-    b = simulate_error(scheme, delay, problem, 30.0, points=7, replicas=600, seed=6, keep_errors=True,
-                       schedule="steps(0:2)")
-    assert a.errors is not None and b.errors is not None
-    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 600 + b.errors.var(axis=0, ddof=1) / 600)
-    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+    a, b = _same_in_law(scheme, delay, problem, 30.0, 600, "steps(0:2)")
     # mean staleness of k-async with m = 6, K = 2 is (m − K)/K = 2 per gradient in the long run
     assert a.staleness_mean is not None and b.staleness_mean is not None
     assert abs(b.staleness_mean - a.staleness_mean) < 0.1 and abs(b.fresh_fraction - a.fresh_fraction) < 0.02
@@ -303,12 +305,7 @@ def test_a_one_step_h_schedule_is_the_fixed_local_sgd():
     # steps(0:4) on local SGD: the scheduled round (sampled exactly on the model problem) and the fixed engines agree
     scheme, delay = make_scheme("local-sgd", 6, H=4, comm_delay=2.0), parse_delay("exp(rate=1)")
     problem = Problem(eta=0.1)
-    a = simulate_error(scheme, delay, problem, 40.0, points=7, replicas=800, seed=5, keep_errors=True)
-    b = simulate_error(scheme, delay, problem, 40.0, points=7, replicas=800, seed=6, keep_errors=True,
-                       schedule="steps(0:4)")
-    assert a.errors is not None and b.errors is not None
-    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 800 + b.errors.var(axis=0, ddof=1) / 800)
-    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+    _same_in_law(scheme, delay, problem, 40.0, 800, "steps(0:4)")
 
 
 def test_a_schedule_that_keeps_k_on_a_cluster_is_the_fixed_run():
@@ -317,9 +314,4 @@ def test_a_schedule_that_keeps_k_on_a_cluster_is_the_fixed_run():
     scheme = make_scheme("k-sync", 6, K=3)
     cluster = make_cluster(m=6, delay="exp(rate=1)", slow_fraction=0.3, persistence=0.9, slowdown=6.0)
     problem = Problem(eta=0.1)
-    a = simulate_error(scheme, cluster, problem, 30.0, points=7, replicas=800, seed=5, keep_errors=True)
-    b = simulate_error(scheme, cluster, problem, 30.0, points=7, replicas=800, seed=6, keep_errors=True,
-                       schedule="steps(0:3, 5:3, 10:3, 20:3)")
-    assert a.errors is not None and b.errors is not None
-    se = np.sqrt(a.errors.var(axis=0, ddof=1) / 800 + b.errors.var(axis=0, ddof=1) / 800)
-    assert (np.abs(a.mean - b.mean)[1:] / se[1:]).max() < 4.0
+    _same_in_law(scheme, cluster, problem, 30.0, 800, "steps(0:3, 5:3, 10:3, 20:3)")
