@@ -36,8 +36,9 @@ __all__ = ["scheduled_scheme", "ScheduledPaths", "run_scheduled", "simulate_sche
 
 @dataclass(eq=False)
 class ScheduledPaths:
-    """One group's result: errors and metrics (R, P) on the grid, the update times and values
-    (R, n) padded with inf and 0 (``counts`` updates each), the schedule's record."""
+    """A scheduled run's result: the training loss and metrics (R, P) on the grid, the update
+    times and values (R, n) padded with inf and 0 (``counts`` updates each), and what the
+    schedule did at each checkpoint."""
 
     errors: np.ndarray
     metrics: dict[str, np.ndarray]
@@ -240,6 +241,7 @@ def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, p
 
 
 def problem_dim(problem: GradientProblem) -> int:
+    """d: the size of the problem's w₀."""
     return int(np.asarray(problem.w0()).size)
 
 
