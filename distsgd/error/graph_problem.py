@@ -23,11 +23,10 @@ import numpy as np
 from .. import limits
 from ..clusters import Cluster
 from ..delays import Delay
-from ..params import ParameterError
 from ..problems.base import GradientProblem
 from ..schemes import GraphScheme
 from .graph_run import GRAPH_METRICS, events, finish_times
-from .graph_simulate import Moments, record
+from .graph_simulate import Moments, check_size, record
 from .problem import band
 from .result import ErrorSimulation
 from .timing import counts_at
@@ -39,17 +38,6 @@ def _rows(problem: GradientProblem) -> int:
     """Training rows one loss evaluation reads (1 when the problem does not say)."""
     n = getattr(problem, "n", None)
     return int(n) if isinstance(n, (int, np.integer)) and n > 0 else 1
-
-
-def _check(R: int, m: int, P: int, d: int, grads: float, rows: int, max_work: float) -> None:
-    """The memory cap of the graph simulations and the work cap: the gradients' rows × d and the
-    loss of every node's model at every grid point."""
-    values = float(R) * max(m, P) * d
-    if values > limits.GRAPH_MAX_MODELS:
-        raise ParameterError("replicas", "graph_models_cap", values=values, cap=limits.GRAPH_MAX_MODELS)
-    work = float(R) * d * (grads + float(P) * m * rows)
-    if work > max_work:
-        raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
 
 
 def _metrics(problem: GradientProblem, models: np.ndarray) -> dict[str, np.ndarray]:
@@ -74,7 +62,7 @@ def _dpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProblem
     steps = T.shape[1] - 1
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     d = w0.size
-    _check(R, m, P, d, float(steps) * m * b, _rows(problem) if node_error else 0, max_work)
+    check_size(R, m, P, d, steps, m * b, limits.GRAPH_MAX_MODELS, max_work, _rows(problem) if node_error else 0)
     X = np.broadcast_to(w0, (m, R, d)).copy()
     acc = Moments(R, P, d, problem.loss if node_error else _no_loss)
     base = np.arange(R)[None, :] * P
@@ -100,7 +88,7 @@ def _adpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProble
     used = int(counts.max())
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     d = w0.size
-    _check(R, m, P, d, float(used) * b, _rows(problem) if node_error else 0, max_work)
+    check_size(R, m, P, d, used, b, limits.GRAPH_MAX_MODELS, max_work, _rows(problem) if node_error else 0)
     X = np.broadcast_to(w0, (R * m, d)).copy()  # row r·m + i
     read = X.copy()
     xbar, f, m2 = np.empty((R * P, d)), np.empty(R * P), np.empty(R * P)

@@ -29,7 +29,8 @@ from .graph import check_mixing
 from .problem import MAX_WORK, Problem, band
 from .timing import counts_at
 
-__all__ = ["Band", "GraphSimulation", "simulate_dpsgd", "simulate_adpsgd", "Moments", "record", "check_grid"]
+__all__ = ["Band", "GraphSimulation", "simulate_dpsgd", "simulate_adpsgd", "Moments", "record", "check_grid",
+           "check_size"]
 
 #: (grid point, node) contributions merged at once by the d-psgd simulation (bounds its temporaries)
 PAIRS_BLOCK = limits.CHUNK // 8
@@ -86,14 +87,16 @@ def _start(problem: Problem, x0: Any, R: int, m: int) -> np.ndarray:
     return np.broadcast_to(x, (R, m, d)).copy()
 
 
-def _check_size(R: int, m: int, P: int, d: int, steps: int, per_step: int, max_models: float,
-                max_work: float) -> None:
+def check_size(R: int, m: int, P: int, d: int, steps: int, per_step: int, max_models: float,
+               max_work: float, loss_rows: int = 1) -> None:
     """Refuse what exceeds the memory cap (R × max(m, P) × d numbers) or the work cap (each step
-    touches ``per_step`` models of d numbers, and each grid point reads m models)."""
+    touches ``per_step`` rows of d numbers, and each grid point reads m models, each costing
+    ``loss_rows`` rows of d: 1 on the model problem, a real problem's training rows for its loss,
+    0 when no node's loss is taken)."""
     values = float(R) * max(m, P) * d
     if values > max_models:
         raise ParameterError("replicas", "graph_models_cap", values=values, cap=max_models)
-    work = float(R) * d * (float(steps) * per_step + float(P) * m)
+    work = float(R) * d * (float(steps) * per_step + float(P) * m * loss_rows)
     if work > max_work:
         raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
 
@@ -152,7 +155,7 @@ def simulate_dpsgd(problem: Problem, mixing: Any, finish_times: Any, grid: Any, 
     R, n = T.shape[0], T.shape[1] - 1
     g = check_grid(grid)
     P = g.size
-    _check_size(R, m, P, d, n, W.nnz + m, max_models, max_work)
+    check_size(R, m, P, d, n, W.nnz + m, max_models, max_work)
     if not np.isfinite(T).all():
         raise ParameterError("finish_times", "graph_times_order", what="finish_times")
     end = float(T[:, n, :].min())
@@ -244,7 +247,7 @@ def simulate_adpsgd(problem: Problem, m: int, times: Any, nodes: Any, peers: Any
         raise ParameterError("time", "graph_trace_short", end=end, time=float(g[-1]))
     counts = np.ascontiguousarray(counts_at(t, g), dtype=np.int64)  # events with time ≤ t_p: (R, P)
     used = int(counts.max())
-    _check_size(R, m, P, d, used, 2, max_models, max_work)
+    check_size(R, m, P, d, used, 2, max_models, max_work)
     rng = generator(seed)
     X = _start(problem, x0, R, m)
     read = X.copy()
