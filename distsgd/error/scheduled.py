@@ -257,10 +257,9 @@ def _counts(times: np.ndarray, t: np.ndarray) -> np.ndarray:
 
 def _work(scheme: Scheme, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, b: int, d: int) -> float:
     """Gradient rows × d of the updates about to be applied (the work cap of simulate_problem)."""
-    total = 0.0
-    for r in np.flatnonzero(upto > applied):
-        v = trace.values[r, applied[r]:upto[r]]
-        total += float(v.sum()) * (scheme.m if scheme.averages_models else 1)
+    k = np.arange(trace.values.shape[1])
+    pending = (k >= applied[:, None]) & (k < upto[:, None])
+    total = float(trace.values[pending].sum()) * (scheme.m if scheme.averages_models else 1)
     return total * b * d
 
 
