@@ -47,9 +47,11 @@ lint: dev-venv
 	$(PY) -m ruff check distsgd tests benchmarks app.py pages
 	$(PY) -m mypy
 
-# the lint beside one process that compiles every kernel into numba's cache (16 s from a fresh
-# clone; else each of the suite's processes that starts before the cache is filled compiles them
-# itself), the suite with the numba kernels compiled, then the files that exercise the kernels and the
+# ruff; one process that compiles every kernel into numba's cache (16–29 s from a fresh clone; else
+# each of the suite's processes that starts before the cache is filled compiles them itself); the
+# suite with the numba kernels compiled, with mypy beside it (~60 s of one core from a fresh clone,
+# which before left the other core idle for half a minute; its report is printed after the suite's and
+# either failing fails `make test`); then the files that exercise the kernels and the
 # engines and SGD around them again on the plain-Python reference path (DISTSGD_JIT=0).
 # --no-loadscope-reorder: xdist hands out the tests in the order tests/conftest.py gives them,
 # the longest first (the browser group on one worker, then the slow tests), not by group size.
@@ -59,10 +61,13 @@ lint: dev-venv
 # for the busier machine (a page load once timed out at 45 s; benchmarks/results/test_time.md).
 # --durations: the slowest tests, for the record of where the time goes.
 test: dev-venv browser
-	$(PY) -c "from distsgd.ui.workers import warm; warm()" & warm=$$!; \
-	$(MAKE) --no-print-directory lint; lint=$$?; wait $$warm; warmed=$$?; \
-	[ $$lint = 0 ] && [ $$warmed = 0 ]
-	$(PY) -m pytest -n 3 --dist loadgroup --no-loadscope-reorder -q --durations=25
+	$(PY) -m ruff check distsgd tests benchmarks app.py pages
+	@mkdir -p test-artifacts
+	$(PY) -m mypy > test-artifacts/mypy.txt 2>&1 & mypy=$$!; \
+	$(PY) -c "from distsgd.ui.workers import warm; warm()" || { kill $$mypy; exit 1; }; \
+	$(PY) -m pytest -n 3 --dist loadgroup --no-loadscope-reorder -q --durations=25; tests=$$?; \
+	wait $$mypy; typed=$$?; echo "mypy (beside the suite):"; cat test-artifacts/mypy.txt; \
+	[ $$tests = 0 ] && [ $$typed = 0 ]
 	DISTSGD_JIT=0 $(PY) -m pytest -n 2 -q -p no:cacheprovider -m "not slow" -k "$(JIT_ROWS)" $(JIT_TESTS)
 
 # what reads distsgd.jit.ENABLED (the engines' and SGD's choice between a kernel and its numpy

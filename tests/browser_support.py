@@ -350,7 +350,7 @@ def settle(pg, since: int | None = None, what: str = "", charts: bool = False) -
     deadline = time.monotonic() + RENDER_S
     while True:
         try:
-            pg.wait_for_function(IDLE_JS, timeout=max(1.0, deadline - time.monotonic()) * 1000)
+            pg.wait_for_function(IDLE_JS, polling=100, timeout=max(1.0, deadline - time.monotonic()) * 1000)
         except PlaywrightError:
             raise AssertionError(f"{what}: the app was still busy after {RENDER_S} s") from None
         n = runs(pg)

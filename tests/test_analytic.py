@@ -421,9 +421,9 @@ def test_kbatch_sync_special_cases():
     solo = expected_runtime(KBatchSync(1, 6), d)  # one worker: a sum of K delays
     assert solo.kind == "exact" and solo.value == pytest.approx(6 * math.exp(0.125), rel=1e-12)
     # beyond the work budget: an upper bound, returned quickly
-    t0 = time.perf_counter()
+    t0 = time.process_time()  # CPU time: the machine may be busy with other tests
     big = expected_runtime(KBatchSync(100_000, 100_000), d)
-    assert time.perf_counter() - t0 < 2.0
+    assert time.process_time() - t0 < 2.0
     assert big.kind == "upper_bound" and big.value == pytest.approx(2 * math.exp(0.125), rel=1e-12)
 
 

@@ -109,7 +109,7 @@ LESSONS = "/lessons"
 HOSTILE = "/?m=abc&lam=0&delay=nonsense&K=1000"
 COPIED = "/timeline?m=20&K=5&delay=exp&lam=2"
 # part 2 starts here: every value non-default, so a reset to defaults or minimums shows
-MOVES_START = ("/delays?delay=exp&lam=2&m=20&K=7&H=6&schemes=sync&schemes=k-sync&schemes=async"
+MOVES_START = ("/timeline?delay=exp&lam=2&m=20&K=7&H=6&schemes=sync&schemes=k-sync&schemes=async"
                "&seed=5&budget=fast")
 # part 3: heavy work, so that runs take long enough to be interrupted by a click
 SWITCH_START = "/?m=37&K=9&delay=lognormal&ln_sigma=1.3&budget=accurate&seed=5"
@@ -292,7 +292,7 @@ def every_page_renders_and_the_slider_reruns(server: str, browser, spec: Spec, e
                 bs.settle(pg, since=n0, what=f"click {path}")
             pg.wait_for_function(
                 "w => { const h = document.querySelector('h1'); return h && h.innerText.toLowerCase().includes(w); }",
-                arg=word)
+                arg=word, polling=100)
             unclean = bs.clean_problems(pg, f"[pages] {path}")
             for p in unclean:
                 problems.add(p, pg, f"pages-{name}")
@@ -646,7 +646,7 @@ def first_visit_click_while_the_sidebar_is_drawn(server: str, browser, spec: Spe
             pg.wait_for_url(lambda u, target=target: bs.path_of(u) == target)
             pg.wait_for_function(
                 "w => { const h = document.querySelector('h1'); return h && h.innerText.toLowerCase().includes(w); }",
-                arg=PAGES[target][1])
+                arg=PAGES[target][1], polling=100)
             bs.settle(pg, what=what)
             s = bs.snap(pg, spec)
             lost = []

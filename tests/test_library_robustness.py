@@ -421,9 +421,9 @@ def test_the_budget_is_honoured_and_the_prediction_is_not_far_off():
         simulate_runtime(s, d, 1_000_000, seed=1, budget=1e8)
     assert info.value.parameter == "iterations"
     fit = int(str(info.value).split("at most ")[1].split()[0])
-    t = time.perf_counter()
+    t = time.process_time()  # CPU time, as the budget's prediction is
     simulate_runtime(s, d, fit, seed=1, budget=1e8, keep_times=False)
-    assert time.perf_counter() - t < 20 * 0.1  # predicted ≤ 0.1 s; a loaded machine is slower
+    assert time.process_time() - t < 20 * 0.1  # predicted ≤ 0.1 s
 
 
 def test_warm_up_is_counted_in_pushes_per_worker():
@@ -719,14 +719,18 @@ def test_a_shift_can_make_a_trace_nlu():
     assert e.kind == "upper_bound"
 
 
-def test_is_nlu_on_a_large_trace_is_cheap():
+def test_is_nlu_on_a_large_trace_is_cheap_and_computed_once(monkeypatch: pytest.MonkeyPatch):
+    """The check on a 10⁶-value trace within 5 s of CPU time (the library's bounds are CPU
+    time: a wall-clock bound fails on a machine busy with the suite's other workers), and once
+    per object: the second read does not check again."""
     d = Empirical.from_values(np.random.default_rng(0).uniform(1, 2, 1_000_000))
-    t = time.perf_counter()
+    calls = []
+    check = Empirical._nlu
+    monkeypatch.setattr(Empirical, "_nlu", lambda self: calls.append(1) or check(self))
+    t = time.process_time()
     assert d.is_nlu is True
-    first = time.perf_counter() - t
-    t = time.perf_counter()
-    assert d.is_nlu is True
-    assert time.perf_counter() - t < 1e-3 and first < 5
+    assert time.process_time() - t < 5
+    assert d.is_nlu is True and len(calls) == 1
 
 
 def test_delay_key_identifies_the_law():
@@ -743,10 +747,10 @@ def test_delay_key_identifies_the_law():
     w[17] = np.nextafter(w[17], 10)
     assert Empirical.from_values(w).key != a.key
     keys = {a.key}
-    t = time.perf_counter()
+    t = time.process_time()
     for _ in range(100):
         keys.add(a.key)
-    assert len(keys) == 1 and time.perf_counter() - t < 0.05  # the digest is computed once
+    assert len(keys) == 1 and time.process_time() - t < 0.05  # the digest is computed once
 
 
 # =====================================================================================

@@ -5,6 +5,7 @@ it pickles as its parts and its JSON form rebuilds it."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import pickle
 from pathlib import Path
@@ -33,7 +34,8 @@ def _codes(node: ast.expr) -> list[str] | None:
     return None
 
 
-def _sites() -> list[tuple[str, list[str], set[str] | None]]:
+@functools.cache
+def sites() -> list[tuple[str, list[str], set[str] | None]]:
     """Every call making a refusal or a phrase in the library: (where, its codes, its keyword
     names, None when it passes ``**fields`` on)."""
     out = []
@@ -59,19 +61,16 @@ def _sites() -> list[tuple[str, list[str], set[str] | None]]:
     return out
 
 
-SITES = _sites()
-
-
 def test_the_library_makes_its_refusals_from_reason_codes() -> None:
-    assert len(SITES) > 200, len(SITES)  # every raise site of the library (issue 21: 159 ParameterError( and helpers)
-    assert len({c for _, codes, _ in SITES for c in codes}) > 150
+    assert len(sites()) > 200, len(sites())  # every raise site of the library (issue 21: 159 ParameterError( and helpers)
+    assert len({c for _, codes, _ in sites() for c in codes}) > 150
 
 
 def test_every_site_names_a_known_code_with_the_fields_of_its_template() -> None:
     from distsgd.ui.i18n import fields
 
     bad = []
-    for where, codes, kw in SITES:
+    for where, codes, kw in sites():
         for code in codes:
             if code not in REASONS:
                 bad.append(f"{where}: unknown reason {code!r}")
@@ -81,7 +80,7 @@ def test_every_site_names_a_known_code_with_the_fields_of_its_template() -> None
 
 
 def test_every_reason_is_used_somewhere() -> None:
-    used = {c for _, codes, _ in SITES for c in codes}
+    used = {c for _, codes, _ in sites() for c in codes}
     dynamic = {"role_worker", "role_step", "role_duration",  # Phrase(f"role_{role}") in distsgd/traces.py
                *(f"{kind}_{op}" for kind in ("number", "integer")  # Domain.phrase
                  for op in ("in", "gt", "ge", "lt", "le"))}
