@@ -62,7 +62,8 @@ def sites() -> list[tuple[str, list[str], set[str] | None]]:
 
 
 def test_the_library_makes_its_refusals_from_reason_codes() -> None:
-    assert len(sites()) > 200, len(sites())  # every raise site of the library (issue 21: 159 ParameterError( and helpers)
+    # every raise site of the library (issue 21: 159 ParameterError( and helpers)
+    assert len(sites()) > 200, len(sites())
     assert len({c for _, codes, _ in sites() for c in codes}) > 150
 
 
