@@ -242,3 +242,22 @@ def test_imports_go_down_the_layers():
             if me is not None and there is not None and there > me:
                 up.append(f"{mod} ({table[me][0]}) imports {target} ({table[there][0]})")
     assert sorted(set(up)) == []
+
+
+def test_no_page_relies_on_streamlit_magic():
+    """.streamlit/config.toml turns Streamlit's magic off: a bare expression in app.py or a page
+    (magic would have drawn it with st.write) would silently vanish.  Docstrings are the only
+    bare expressions allowed (magic never drew them)."""
+    config = (ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8")
+    assert re.search(r"(?m)^magicEnabled\s*=\s*false", config), "runner.magicEnabled is not off"
+    found = []
+    for path in [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {id(n.body[0]) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                      and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)
+                      and isinstance(n.body[0].value.value, str)}
+        found += [f"{path.relative_to(ROOT)}:{n.lineno}" for n in ast.walk(tree)
+                  if isinstance(n, ast.Expr) and id(n) not in docstrings
+                  and not isinstance(n.value, (ast.Call, ast.Await, ast.Yield, ast.YieldFrom))]
+    assert found == [], f"bare expressions (drawn by magic, now not at all): {found}"

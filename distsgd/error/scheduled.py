@@ -251,8 +251,13 @@ def _count_at(times: np.ndarray, t: float) -> np.ndarray:
 
 
 def _counts(times: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """(R, len(t)): updates of each replica ended by each time (each row is sorted, inf-padded)."""
-    return np.stack([np.searchsorted(row, t, side="right") for row in times])
+    """(R, len(t)): updates of each replica ended by each of the increasing times t (rows
+    inf-padded).  An end time x counts at t[j] iff x ≤ t[j], i.e. iff j ≥ searchsorted(t, x, "left"):
+    one search of every end time among the few t, then a running count per replica."""
+    R, P = times.shape[0], t.size
+    first = np.searchsorted(t, times, side="left")  # P: after every t (inf padding included)
+    hist = np.bincount((np.arange(R)[:, None] * (P + 1) + first).ravel(), minlength=R * (P + 1))
+    return np.cumsum(hist.reshape(R, P + 1)[:, :P], axis=1)
 
 
 def _work(scheme: Scheme, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, b: int, d: int) -> float:
