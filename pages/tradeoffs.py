@@ -88,7 +88,7 @@ def schedule(comparison: dict, rows: list, best: int | None, axis: str, eps: flo
     st.subheader(tr("The schedule against every fixed {p}", p=axis))
     run = comparison["run"]
     if "skipped" in run:
-        st.warning(plain_text.plain(tr("The schedule was not simulated: {why}", why=views.schedule_skipped(run))),
+        st.warning(plain_text.plain(tr("The schedule was not simulated: {why}", why=views.skipped_why(run))),
                    icon=":material/warning:")
         return
     page.chart(comparison["figure"], comparison["rows"], "schedule-vs-fixed",

@@ -190,11 +190,11 @@ def test_the_library_s_range_errors_are_shown_in_chinese(monkeypatch: pytest.Mon
 
 def test_an_error_chart_s_skip_reasons_are_shown_in_chinese(monkeypatch: pytest.MonkeyPatch) -> None:
     """The three caps of simulate_error, as error_rows reports them (its rows carry the refusal's
-    reason and fields) and as the error page shows them (cached._why)."""
+    reason and fields) and as the error page shows them (views.skipped_why)."""
     from distsgd import curves
     from distsgd.delays import parse_delay
     from distsgd.error import Problem
-    from distsgd.ui import cached
+    from distsgd.ui import views
 
     schemes = [curves.build("sync", 4), curves.build("async", 4)]
     exp = parse_delay("exp(rate=1)")
@@ -206,7 +206,7 @@ def test_an_error_chart_s_skip_reasons_are_shown_in_chinese(monkeypatch: pytest.
             seen.add(row["skipped_reason"]["reason"])
             with monkeypatch.context() as mp:
                 mp.setattr(i18n, "language", lambda: "zh")
-                shown = cached._why(row)
+                shown = views.skipped_why(row)
             assert shown != row["skipped"] and not _english_left(shown, {"sync", "async", "m", "T", "K", "SGD"}), shown
     assert seen == {"too_many_updates", "timing_too_costly", "sgd_work_cap"}
 

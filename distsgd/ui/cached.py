@@ -44,13 +44,13 @@ from ..error.general import RealProblem
 from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
-from ..params import ParameterError, from_jsonable
+from ..params import ParameterError
 from ..schemes import DPSGD, Scheme, make_scheme
 from ..timeline_export import perfetto_trace
 from ..topology import Topology, topology
 from ..traces import Trace
 from ..whatif import READINGS, what_if
-from . import claims, controls, views, workers
+from . import claims, views, workers
 from . import graph_figures as graph_plots
 from . import trace_figures as trace_plots
 from .rerun_caps import (
@@ -108,14 +108,7 @@ _QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
 def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An error chart's summary with each skipped scheme's reason in the reader's language (a
     copy of the rows that have one: the cached summary is shared by every session)."""
-    return [{**s, "skipped": _why(s)} if "skipped" in s else s for s in summary]
-
-
-def _why(row: dict[str, Any]) -> str:
-    """Why a scheme was not simulated (the ``ParameterError`` of :func:`distsgd.error.simulate_error`'s
-    caps), in the reader's language: from its reason code and fields, which the row carries as
-    ``skipped_reason`` (:meth:`~distsgd.params.ParameterError.as_dict`), never from its English."""
-    return controls.explain(from_jsonable(row["skipped_reason"]))
+    return [{**s, "skipped": views.skipped_why(s)} if "skipped" in s else s for s in summary]
 
 
 @st.cache_data(**_CACHE)
@@ -377,7 +370,7 @@ def persistence_view(workers: Stragglers, m: int, problem: Problem, time: float,
     the staleness tail of each, and the error rows of both (the mean runtime is the same); or
     why it was not simulated, in the reader's language."""
     view = _persistence_view(workers, m, problem, time, replicas, seed, lr)
-    return {"skipped": _why(view)} if "skipped" in view else view
+    return {"skipped": views.skipped_why(view)} if "skipped" in view else view
 
 
 @st.cache_resource(**_VIEW)

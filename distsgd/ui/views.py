@@ -22,7 +22,7 @@ from .i18n import N_, phrase, tr
 
 __all__ = ["times_to_target", "error_table", "runtime_table", "target_table", "target_formula", "error_formulas",
            "tex_words", "whatif_table", "stragglers_sentence", "word", "workers_label", "schedule_summary",
-           "schedule_table", "schedule_skipped"]
+           "schedule_table", "skipped_why"]
 
 #: fixed words and phrases of the library that the tables and pages show (an analytic result's
 #: kind, a what-if reading, why a point was not simulated, where a time to ε came from), marked
@@ -158,10 +158,17 @@ def _time(v: float | None) -> float | str | None:
     return None if v is None else (tr("never") if math.isinf(v) else v)
 
 
+def _not_simulated(r: dict[str, Any]) -> str:
+    """"not simulated: …" for a row whose simulation was refused ('' otherwise), translated from the
+    refusal's reason code and fields."""
+    if "simulated_skipped" not in r:
+        return ""
+    return tr("not simulated: {why}", why=controls.explain(from_jsonable(r["simulated_skipped_reason"])))
+
+
 def _why(r: dict[str, Any]) -> str:
     """Why a cell is empty: the simulation's reason, or the bound's."""
-    notes = ([tr("not simulated: {why}", why=controls.explain(from_jsonable(r["simulated_skipped_reason"])))]
-             if "simulated_skipped" in r else [])  # (translated from the refusal's reason code and fields)
+    notes = [n] if (n := _not_simulated(r)) else []
     if r["bound_time_to_target"] is None:
         notes.append(word(r["bound_note"]))
     return tr("; ").join(notes)
@@ -192,9 +199,11 @@ def schedule_summary(run: dict[str, Any]) -> dict[str, Any]:
             "replicas": run["replicas"], "staleness_counts": None}
 
 
-def schedule_skipped(run: dict[str, Any]) -> str:
-    """Why a scheduled run was not simulated, in the reader's language (from its reason code)."""
-    return controls.explain(from_jsonable(run["skipped_reason"]))
+def skipped_why(row: dict[str, Any]) -> str:
+    """Why a scheme or a scheduled run was not simulated (the ``ParameterError`` of the simulation's
+    caps), in the reader's language: from its reason code and fields, which the row carries as
+    ``skipped_reason`` (:meth:`~distsgd.params.ParameterError.as_dict`), never from its English."""
+    return controls.explain(from_jsonable(row["skipped_reason"]))
 
 
 def _band(r: dict[str, Any]) -> str:
@@ -210,9 +219,8 @@ def schedule_table(rows: Sequence[dict[str, Any]], best: int | None, run: dict[s
     """The schedule's comparison table: each fixed value of ``parameter`` (★ at the best by the
     simulated mean), then the schedule: the simulated time to ε and its 95% band."""
     def row(what: str, r: dict[str, Any], star: str) -> dict[str, Any]:
-        why = "" if "simulated_skipped" not in r else _why({**r, "bound_time_to_target": 0.0})
         return {tr("run"): what, tr("time to ε (simulated mean)"): _time(r.get("time_to_target")),
-                tr("95% band of the time to ε"): _band(r), tr("best"): star, tr("note"): why}
+                tr("95% band of the time to ε"): _band(r), tr("best"): star, tr("note"): _not_simulated(r)}
 
     return ([row(f"{parameter} = {r['x']}", r, "★" if i == best else "") for i, r in enumerate(rows)]
             + [row(tr("schedule: {spec}", spec=run["label"]), run, "")])
