@@ -79,12 +79,19 @@ def check_page(at: AppTest, eps: float, horizon: float) -> str:
     return text
 
 
-def test_tradeoffs_compares_the_adasync_preset_and_moved_values():
-    at = open_app(query={"budget": "fast"})
-    at.sidebar.selectbox(key="preset").set_value("AdaSync on a heavy tail").run()
-    at.switch_page("pages/tradeoffs.py")
+def with_preset(preset: str, page: str, **query: str) -> AppTest:
+    """The app opened with ``query`` (and the fast budget), the sidebar's ``preset`` applied, then
+    ``page`` drawn, cleanly."""
+    at = open_app(query={"budget": "fast", **query})
+    at.sidebar.selectbox(key="preset").set_value(preset).run()
+    at.switch_page(page)
     at.run()
     assert_clean(at)
+    return at
+
+
+def test_tradeoffs_compares_the_adasync_preset_and_moved_values():
+    at = with_preset("AdaSync on a heavy tail", "pages/tradeoffs.py")
     titles = [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
     assert "K in force against wall-clock time" in titles
     first = check_page(at, 0.01, 100.0)
@@ -102,11 +109,7 @@ def test_tradeoffs_compares_the_adasync_preset_and_moved_values():
 
 
 def test_tradeoffs_in_chinese():
-    at = open_app(query={"budget": "fast", "lang": "zh"})
-    at.sidebar.selectbox(key="preset").set_value("AdaComm with expensive communication").run()
-    at.switch_page("pages/tradeoffs.py")
-    at.run()
-    assert_clean(at)
+    at = with_preset("AdaComm with expensive communication", "pages/tradeoffs.py", lang="zh")
     rows, run, _ = comparison_table(at)
     text = verdict(at, run["label"])
     assert "置信带" in text and "H" in text, text
@@ -118,11 +121,7 @@ def test_tradeoffs_in_chinese():
 
 
 def test_error_page_draws_the_schedule_and_a_preset_without_one_turns_it_off():
-    at = open_app(query={"budget": "fast", "replicas": "20"})
-    at.sidebar.selectbox(key="preset").set_value("AdaComm with expensive communication").run()
-    at.switch_page("pages/error.py")
-    at.run()
-    assert_clean(at)
+    at = with_preset("AdaComm with expensive communication", "pages/error.py", replicas="20")
     label = "local-sgd, adacomm(H0=32, period=10)"
     error, value = charts(at)[:2]
     names = [t.get("name", "") for t in error["data"]]
