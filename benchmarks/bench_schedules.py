@@ -5,7 +5,8 @@
 
 (1) Cost: a scheduled run against the same run with K (or H) fixed, on the model problem and on
     breast cancer: ``simulate_error`` / ``simulate_problem`` with ``schedule=adasync(...)`` (or
-    ``adacomm``) against the same call without it, wall time (median of three), the ratio; and
+    ``adacomm``) against the same call without it, wall time (median of seven, the three calls
+    interleaved), the ratio; and
     ``steps(0:K)``, the schedule that never changes K: the mechanism's own overhead (the scheduled
     run also does a different amount of work: AdaSync's K grows, AdaComm's H falls).
 (2) Where a schedule wins: k-sync with m = 16 on the model problem, exponential delays and a heavy
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import functools
 import os
 import platform
 import statistics
@@ -34,13 +36,16 @@ from distsgd.problems import bundled
 RESULTS = Path(__file__).parent / "results"
 
 
-def _median_time(run: Any, *args: Any, repeat: int = 3) -> float:
-    out = []
+def _median_times(calls: list[Any], repeat: int = 7) -> list[float]:
+    """The median wall time of each call, the calls interleaved (a drift of the machine's speed
+    during the measurement falls on all of them alike)."""
+    out: list[list[float]] = [[] for _ in calls]
     for _ in range(repeat):
-        t = time.perf_counter()
-        run(*args)
-        out.append(time.perf_counter() - t)
-    return statistics.median(out)
+        for times, call in zip(out, calls, strict=True):
+            t = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - t)
+    return [statistics.median(t) for t in out]
 
 
 def cost(replicas: int) -> list[str]:
@@ -60,12 +65,11 @@ def cost(replicas: int) -> list[str]:
     ]
     lines = ["| run | fixed (s) | steps(0:K) (s) | scheduled (s) | scheduled / fixed |", "|---|---|---|---|---|"]
     for name, scheme, spec, run in cases:
-        run(scheme, None)  # warm: compiled kernels, data set, E[T]
-        fixed = _median_time(run, scheme, None)
         param = type(scheme).schedulable
         same = f"steps(0:{getattr(scheme, param)})"
-        flat = _median_time(run, scheme, same)
-        sched = _median_time(run, scheme, spec)
+        for sc in (None, same, spec):
+            run(scheme, sc)  # warm: compiled kernels, data set, E[T]
+        fixed, flat, sched = _median_times([functools.partial(run, scheme, sc) for sc in (None, same, spec)])
         lines.append(f"| {name}; {spec} | {fixed:.3f} | {flat:.3f} | {sched:.3f} | {sched / fixed:.2f} |")
     return lines
 

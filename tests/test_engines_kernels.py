@@ -169,3 +169,38 @@ def test_kbatch_sync_kernel_matches_heapq(law: str, m: int, K: int) -> None:
     out = np.empty(40)
     runtime_kernels.kbatch_sync_kth(draws, m, K, out)
     np.testing.assert_array_equal(out, [_kth_by_heapq(r, m, K) for r in draws])
+
+
+@pytest.mark.parametrize("law", ["exp", "empirical-ties"])
+@pytest.mark.parametrize("m, K", [(7, 3), (90, 20)])
+def test_kasync_steps_until_matches_the_scheduled_reference(law: str, m: int, K: int) -> None:
+    """A scheduled run's block (DESIGN §13): each replica starts at its own update index and stops
+    at its first update that ends after ``until``; the kernel and the numpy reference of the
+    scheduled k-async stepper (distsgd.error.scheduled_times.kasync_block) agree exactly."""
+    from distsgd.error.scheduled_times import kasync_block
+
+    R, b = 6, 40
+    rng = np.random.default_rng(m * K)
+    delay = LAWS[law]
+    finish0 = delay.sample(rng, (R, m))
+    read0 = rng.integers(0, 3, (R, m))
+    draws = delay.sample(rng, (R, b, K))
+    j0 = np.arange(R, dtype=np.int64) * 5 + 3
+    until = float(np.median(finish0)) + 2.0 * K / m * delay.mean * 10
+    finish0[0] += until  # replica 0's first update ends after ``until``: its only one
+    outs = []
+    for fn in (runtime_kernels.kasync_steps, kasync_block):
+        finish, read = finish0.copy(), read0.copy()
+        times, made = np.full((R, b), np.nan), np.zeros(R, dtype=np.int64)
+        stale, workers = np.zeros((R, b, K), dtype=np.int64), np.full((R, b, K), -1, dtype=np.int32)
+        fn(finish, read, draws, j0, times, stale, workers, True, until, made)
+        done = np.arange(b)[None, :] < made[:, None]
+        outs.append((made, finish, read, times[done], stale[done], workers[done]))
+    for got, ref in zip(*outs, strict=True):
+        np.testing.assert_array_equal(got, ref)
+    made = outs[0][0]
+    assert made[0] == 1 and made.max() < b  # every replica stopped inside the block
+    times = outs[1][3]
+    # each replica's last update is its first one after ``until``
+    ends = np.cumsum(made) - 1
+    assert (times[ends] > until).all() and (np.delete(times, ends) <= until).all()

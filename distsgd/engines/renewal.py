@@ -163,6 +163,7 @@ def _kasync_blocks_kernel(delay: Delay, m: int, K: int, R: int, rng: np.random.G
     read = np.zeros((R, m), dtype=np.int64)
     block = _kasync_block(R, K)
     no_workers = np.empty((0, 0, 0), dtype=np.int32)
+    made = np.empty(R, dtype=np.int64)
     j = 0
     while j < total:
         b = min(block, total - j)
@@ -170,8 +171,8 @@ def _kasync_blocks_kernel(delay: Delay, m: int, K: int, R: int, rng: np.random.G
         times = np.empty((R, b))
         stale = np.empty((R, b, K), dtype=np.int64)
         workers = np.empty((R, b, K), dtype=np.int32) if record else None
-        kernels.kasync_steps(finish, read, draws, j, times, stale,
-                             workers if workers is not None else no_workers, record)
+        kernels.kasync_steps(finish, read, draws, np.full(R, j), times, stale,
+                             workers if workers is not None else no_workers, record, np.inf, made)
         j += b
         yield times, stale, workers
 

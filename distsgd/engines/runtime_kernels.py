@@ -100,9 +100,11 @@ def _merge_pushers(skey: np.ndarray, sid: np.ndarray, nkey: np.ndarray, nid: np.
 
 
 @kernel
-def kasync_steps(finish: np.ndarray, read: np.ndarray, draws: np.ndarray, j0: int, times: np.ndarray,
-                 stale: np.ndarray, workers: np.ndarray, record: bool) -> None:
-    """k-async: b consecutive updates j0, j0 + 1, … of R independent replicas, in place.
+def kasync_steps(finish: np.ndarray, read: np.ndarray, draws: np.ndarray, j0: np.ndarray, times: np.ndarray,
+                 stale: np.ndarray, workers: np.ndarray, record: bool, until: float, made: np.ndarray) -> None:
+    """k-async: up to b consecutive updates j0[r], j0[r] + 1, … of R independent replicas, in
+    place: b of them, or (a scheduled run, DESIGN §13) fewer when one ends after ``until``: the
+    first that does is the replica's last (``made[r]`` updates; its unused draws are dropped).
 
     Process (DESIGN §2): worker i of replica r finishes its job at ``finish[r, i]``; it read
     the parameters after update ``read[r, i]`` − 1.  At each update the K earliest finishers
@@ -113,9 +115,9 @@ def kasync_steps(finish: np.ndarray, read: np.ndarray, draws: np.ndarray, j0: in
     Each replica's workers are kept sorted by (finish, id): the K pushers are the first K, and
     their new finish times, sorted, are merged back with the other m − K (O(m) per update).
 
-    finish (R, m) float, read (R, m) int: the state, updated;  draws (R, b, K) float;
-    out: times (R, b), stale (R, b, K) = update index − version read, and, when ``record``,
-    workers (R, b, K): the pushers in push order.
+    finish (R, m) float, read (R, m) int: the state, updated;  draws (R, b, K) float;  j0 (R,) int;
+    out: times (R, b), stale (R, b, K) = update index − version read, made (R,) int, and, when
+    ``record``, workers (R, b, K): the pushers in push order.
     """
     R, m = finish.shape
     _, b, K = draws.shape
@@ -126,10 +128,14 @@ def kasync_steps(finish: np.ndarray, read: np.ndarray, draws: np.ndarray, j0: in
         for i in range(m):
             skey[i], sid[i] = finish[r, i], i
         _sort_by_key_id(skey[:m], sid[:m], okey, oid)
+        made[r] = b
         for jj in range(b):
+            if jj > 0 and times[r, jj - 1] > until:
+                made[r] = jj
+                break
             t = skey[K - 1]
             times[r, jj] = t
-            j = j0 + jj
+            j = j0[r] + jj
             for k in range(K):
                 w = sid[k]
                 stale[r, jj, k] = j - read[r, w]

@@ -55,22 +55,16 @@ def exact_error(scheme: Scheme, problem: Problem, iterations: Any) -> np.ndarray
         add = v / scheme.grads_per_update
     Jc = J[..., None]
     with np.errstate(over="ignore", invalid="ignore"):
-        s = rho**Jc * w0**2 + add * _geom_series(rho, Jc)
+        s = rho**Jc * w0**2 + add * geom(rho, Jc)
     return 0.5 * (s * h).sum(axis=-1)
 
 
-def geom(r: np.ndarray, n: int) -> np.ndarray:
-    """Σ_{k<n} r^k, stable at r = 1."""
+def geom(r: np.ndarray, n: int | np.ndarray) -> np.ndarray:
+    """Σ_{k<n} r^k (broadcast over r and n), stable at r = 1."""
     r = np.asarray(r, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out = (1 - r**n) / (1 - r)
-    return np.where(np.isclose(r, 1.0), float(n), out)
-
-
-def _geom_series(r: np.ndarray, J: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        out = (1 - r**J) / (1 - r)
-    return np.where(np.isclose(r, 1.0), J, out)
+        out = (1 - r**n) / (1 - r)
+    return np.where(np.isclose(r, 1.0), np.asarray(n, dtype=float), out)
 
 
 @dataclass(frozen=True, eq=False)

@@ -16,16 +16,19 @@ value of the replica's next update.  The model problem runs as
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
+from .. import jit
 from ..clusters import Cluster
 from ..delays import Delay
 from ..params import ParameterError
 from ..problems.base import GradientProblem
 from ..schedules import Schedule, check_schedule
 from ..schemes import Scheme
+from . import sgd_kernels as kernels
 from .exact import geom
 from .problem import RECORD_BLOCK, LearningRate, QuadraticProblem, band
 from .result import ErrorSimulation, ScheduleRun
@@ -65,21 +68,28 @@ def scheduled_scheme(scheme: Scheme, schedule: Schedule | str | None) -> tuple[S
 
 class _Grid:
     """The losses and metrics of each replica's model at the update counts of the grid times:
-    models copied when their count is reached, evaluated together in blocks."""
+    models copied when their count is reached (once for the grid times that share a count),
+    evaluated together in blocks."""
 
     def __init__(self, problem: GradientProblem, R: int, P: int) -> None:
         self.problem = problem
         self.loss = np.full((R, P), np.nan)
         self.metrics: dict[str, np.ndarray] = {}
         self._W: list[np.ndarray] = []
-        self._at: list[tuple[np.ndarray, np.ndarray]] = []
+        self._at: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._size = 0
 
     def record(self, W: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:
+        """The models W[rows] for the grid columns ``cols``; ``rows`` is sorted, a row may repeat
+        (one copy)."""
         if rows.size:
-            self._W.append(W[rows].copy())
-            self._at.append((rows, cols))
-            self._size += rows.size
+            first = np.empty(rows.size, dtype=bool)
+            first[0] = True
+            np.not_equal(rows[1:], rows[:-1], out=first[1:])
+            u, model = rows[first], np.cumsum(first) - 1
+            self._W.append(W[u].copy())
+            self._at.append((rows, cols, model + self._size))
+            self._size += u.size
             if self._size >= RECORD_BLOCK:
                 self.flush()
 
@@ -87,39 +97,84 @@ class _Grid:
         if not self._W:
             return
         Wb = np.concatenate(self._W)
-        r = np.concatenate([a for a, _ in self._at])
-        c = np.concatenate([b for _, b in self._at])
-        self.loss[r, c] = self.problem.loss(Wb)
+        r, c, model = (np.concatenate(a) for a in zip(*self._at, strict=True))
+        self.loss[r, c] = self.problem.loss(Wb)[model]
         metrics = getattr(self.problem, "metrics", None)
         for name, v in (metrics(Wb) if callable(metrics) else {}).items():
-            self.metrics.setdefault(name, np.full(self.loss.shape, np.nan))[r, c] = v
+            self.metrics.setdefault(name, np.full(self.loss.shape, np.nan))[r, c] = v[model]
         self._W, self._at, self._size = [], [], 0
 
 
 class _Fresh:
     """Updates of k-sync (``W ← W − η·grad(W, K·b)``) or local SGD (H local steps on each of the m
-    workers, then the average).  Local SGD on the model problem samples the round exactly as the
-    fixed engines do: the m-worker average after H linear steps is a^H ⊙ w plus one Gaussian per
-    coordinate (a = 1 − ηh)."""
+    workers, then the average).  On the model problem an update is linear with Gaussian noise,
+    ``w ← s_v ⊙ w + σ_v ⊙ z``, and sampled exactly as the fixed engines do: k-sync s = 1 − ηh,
+    σ = η·√(σ²/(K·b·d)); local SGD (the m-worker average after H linear steps) s = a^H,
+    σ² = η²·σ²/(b·d)·Σ_{k<H} a^{2k}/m with a = 1 − ηh."""
 
     def __init__(self, scheme: Scheme, problem: GradientProblem, eta: float, b: int, rng: np.random.Generator) -> None:
         self.scheme, self.problem, self.eta, self.b, self.rng = scheme, problem, eta, b, rng
+        self.exact = isinstance(problem, QuadraticProblem)
+        self._linear = (np.ones((1, 0)), np.zeros((1, 0)))  # row v: (s_v, σ_v); row 0 unused
+        self._z, self._z_at = np.empty((0, 0)), np.empty(0, dtype=np.int64)  # the noise of the stretch
+
+    def _table(self, top: int) -> tuple[np.ndarray, np.ndarray]:
+        """s_v and σ_v of the exact update for every value v ≤ top, one row each."""
+        if top >= self._linear[0].shape[0]:
+            problem = self.problem
+            assert isinstance(problem, QuadraticProblem)
+            a = 1.0 - self.eta * problem.h
+            v = np.maximum(np.arange(top + 1), 1)[:, None]
+            var = problem.model.sigma2 / (self.b * problem.dim)
+            if self.scheme.averages_models:
+                self._linear = (a**v, self.eta * np.sqrt(var * geom(a * a, v) / self.scheme.m))
+            else:
+                self._linear = (a * np.ones_like(v), self.eta * np.sqrt(var / v) * np.ones_like(a))
+        return self._linear
+
+    def exact_updates(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, grid: _Grid,
+                      cols: np.ndarray, counts: np.ndarray) -> None:
+        """The exact updates applied[r] … upto[r] − 1 of every replica, recorded as :func:`_sgd`
+        does: the noise drawn at once, replica by replica (z[p] for update k of replica r, p =
+        Σ_{r' < r} (upto − applied)[r'] + k − applied[r]); the compiled loop when kernels are
+        enabled, else :func:`_sgd` (the reference: the same numbers for the same seed)."""
+        pending = upto - applied
+        z = self.rng.standard_normal((int(pending.sum()), W.shape[1]))
+        if jit.ENABLED:
+            problem = self.problem
+            assert isinstance(problem, QuadraticProblem)
+            shrink, sd = self._table(int(trace.values.max(initial=1)))
+            kernels.scheduled_fresh(W, applied, upto, trace.values, shrink, sd, z, problem.h, counts, grid.loss,
+                                    int(cols[0]) if cols.size else 0)
+            return
+        self._z, self._z_at = z, np.cumsum(pending) - pending - applied
+        _sgd(self, W, trace, applied, upto, grid, cols, counts)
+
+    def update(self, W: np.ndarray, rows: np.ndarray | None, values: np.ndarray, at: np.ndarray) -> None:
+        """One update of these replicas (None: all), replica rows[i] with K (or H) = values[i], in
+        place: on the model problem the exact update (s_v and σ_v looked up per replica, the noise
+        :meth:`exact_updates` drew), otherwise one :meth:`step` per value."""
+        if not self.exact:
+            _by_value(self.step, W, rows, values, at)
+            return
+        shrink, sd = (t[values] for t in self._table(int(values.max())))
+        Wr = W if rows is None else W[rows]
+        Wr = shrink * Wr + sd * self._z[self._z_at[slice(None) if rows is None else rows] + at]
+        if rows is None:
+            W[...] = Wr
+        else:
+            W[rows] = Wr
 
     def step(self, W: np.ndarray, rows: np.ndarray | None, value: int, at: np.ndarray) -> None:
-        """One update of these replicas (None: all) with K (or H) = value, in place."""
+        """One update of these replicas (None: all) with K (or H) = value, in place (SGD steps)."""
         problem, eta, b, rng = self.problem, self.eta, self.b, self.rng
         Wr = W if rows is None else W[rows]
         if self.scheme.averages_models:
             m = self.scheme.m
-            if isinstance(problem, QuadraticProblem):
-                a = 1.0 - eta * problem.h
-                sd = eta * np.sqrt(problem.model.sigma2 / (b * problem.dim) * geom(a * a, value) / m)
-                Wr = a**value * Wr + sd * rng.standard_normal(Wr.shape)
-            else:
-                local = np.repeat(Wr, m, axis=0)
-                for _ in range(value):
-                    local -= eta * problem.grad(local, rng, b)
-                Wr = local.reshape(Wr.shape[0], m, -1).mean(axis=1)
+            local = np.repeat(Wr, m, axis=0)
+            for _ in range(value):
+                local -= eta * problem.grad(local, rng, b)
+            Wr = local.reshape(Wr.shape[0], m, -1).mean(axis=1)
         else:
             Wr = Wr - eta * problem.grad(Wr, rng, value * b)
         if rows is None:
@@ -139,6 +194,10 @@ class _KAsync:
         self.m, self.problem, self.eta, self.b, self.rng, self.lr, self.log = scheme.m, problem, eta, b, rng, lr, log
         self.read = np.repeat(W, scheme.m, axis=0)  # (R·m, d): what each worker last read
         self.eta_max = lr.eta_max if lr.eta_max is not None else eta
+
+    def update(self, W: np.ndarray, rows: np.ndarray | None, values: np.ndarray, at: np.ndarray) -> None:
+        """One update of these replicas (None: all), replica rows[i] with K = values[i]."""
+        _by_value(self.step, W, rows, values, at)
 
     def step(self, W: np.ndarray, rows: np.ndarray | None, value: int, at: np.ndarray) -> None:
         r = np.arange(W.shape[0]) if rows is None else rows
@@ -162,13 +221,14 @@ class _KAsync:
 
 
 def _sgd(stepper: _Fresh | _KAsync, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray,
-         grid: _Grid, want: np.ndarray) -> None:
+         grid: _Grid, cols: np.ndarray, counts: np.ndarray) -> None:
     """Apply updates applied[r] … upto[r] − 1 of every replica (each with its own value), and
-    record the model at the counts ``want`` (R, P) asks for (−1: not in this stretch)."""
+    record replica r's model for grid column cols[j] when it has made counts[r, j] updates."""
     R = W.shape[0]
     rows_all = np.arange(R)
-    hit_r, hit_c = np.nonzero(want >= 0)
-    hit_k = want[hit_r, hit_c] - applied[hit_r]  # the step after which each is recorded
+    hit_r, hit_j = np.nonzero(np.ones(counts.shape, dtype=bool))  # row-major: sorted by replica
+    hit_c = cols[hit_j]
+    hit_k = counts.ravel() - applied[hit_r]  # the step after which each is recorded
     order = np.argsort(hit_k, kind="stable")
     hit_r, hit_c, hit_k = hit_r[order], hit_c[order], hit_k[order]
     steps = int((upto - applied).max(initial=0))
@@ -181,13 +241,19 @@ def _sgd(stepper: _Fresh | _KAsync, W: np.ndarray, trace: UpdateLog, applied: np
             break
         active = rows_all if on.all() else rows_all[on]
         at = count[active]
-        vals = trace.values[active, at]
-        if (vals == vals[0]).all():
-            stepper.step(W, None if active.size == R else active, int(vals[0]), at)
-        else:
-            for v in np.unique(vals):
-                pick = vals == v
-                stepper.step(W, active[pick], int(v), at[pick])
+        stepper.update(W, None if active.size == R else active, trace.values[active, at], at)
+
+
+def _by_value(step: Callable[[np.ndarray, np.ndarray | None, int, np.ndarray], None], W: np.ndarray,
+              rows: np.ndarray | None, values: np.ndarray, at: np.ndarray) -> None:
+    """``step`` once per distinct value, on the replicas (None: all) that have it."""
+    if (values == values[0]).all():
+        step(W, rows, int(values[0]), at)
+        return
+    active = np.arange(W.shape[0]) if rows is None else rows
+    for v in np.unique(values):
+        pick = values == v
+        step(W, active[pick], int(v), at[pick])
 
 
 def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, problem: GradientProblem,
@@ -222,14 +288,15 @@ def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, p
     for i, c in enumerate([*checkpoints.tolist(), horizon]):
         timing.extend(trace, value, c, max_updates)
         upto = _count_at(trace.times, c)
-        cols = np.flatnonzero((grid > lo) & (grid <= c))
-        want = np.full((R, grid.size), -1, dtype=np.int64)
-        if cols.size:
-            want[:, cols] = _counts(trace.times, grid[cols])
+        cols = np.flatnonzero((grid > lo) & (grid <= c))  # contiguous: the grid increases
+        counts = _counts(trace.times, grid[cols])
         work += _work(scheme, trace, applied, upto, b, W.shape[1])
         if work > max_work:
             raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
-        _sgd(stepper, W, trace, applied, upto, rec, want)
+        if isinstance(stepper, _Fresh) and stepper.exact:
+            stepper.exact_updates(W, trace, applied, upto, rec, cols, counts)
+        else:
+            _sgd(stepper, W, trace, applied, upto, rec, cols, counts)
         applied = upto
         lo = c
         if i < checkpoints.size:

@@ -21,15 +21,16 @@ import dataclasses
 
 import numpy as np
 
-from .. import limits
+from .. import jit, limits
 from ..clusters import Cluster
 from ..delays import Delay
+from ..engines import runtime_kernels as kernels
 from ..engines.clusters import JobQueues
 from ..engines.renewal import earliest
 from ..params import ParameterError
 from ..schemes import Scheme
 
-__all__ = ["UpdateLog", "ScheduledTimes", "ScheduledKAsync", "QUEUE_DEPTH"]
+__all__ = ["UpdateLog", "ScheduledTimes", "ScheduledKAsync", "kasync_block", "QUEUE_DEPTH"]
 
 #: jobs a worker's queue is peeked ahead on a cluster (a peek of one round takes H of them)
 QUEUE_DEPTH = 256
@@ -79,17 +80,19 @@ class UpdateLog:
         self.values[rows[r], at] = value
         self.n[rows] += used
 
-    def push(self, rows: np.ndarray, t: np.ndarray, workers: np.ndarray, stale: np.ndarray, value: int,
-             max_updates: int) -> None:
-        """One k-async update of each replica in ``rows``: its time, its value pushers and their staleness."""
-        self._room(int(self.n[rows].max()) + 1, max_updates)
+    def push(self, rows: np.ndarray, t: np.ndarray, workers: np.ndarray, stale: np.ndarray, made: np.ndarray,
+             value: int, max_updates: int) -> None:
+        """k-async updates of the replicas ``rows``: the first made[i] of row i of t (g, b), with
+        the value, the pushers and their staleness (g, b, value)."""
+        self._room(int((self.n[rows] + made).max()), max_updates)
         assert self.workers is not None and self.stale is not None
-        at = self.n[rows]
-        self.times[rows, at] = t
-        self.values[rows, at] = value
-        self.workers[rows, at, :value] = workers
-        self.stale[rows, at, :value] = stale
-        self.n[rows] += 1
+        r, c = np.nonzero(np.arange(t.shape[1])[None, :] < made[:, None])
+        at = self.n[rows][r] + c
+        self.times[rows[r], at] = t[r, c]
+        self.values[rows[r], at] = value
+        self.workers[rows[r], at, :value] = workers[r, c]
+        self.stale[rows[r], at, :value] = stale[r, c]
+        self.n[rows] += made
 
 
 class ScheduledTimes:
@@ -102,6 +105,7 @@ class ScheduledTimes:
         self.scheme, self.source, self.parameter, self.rng = scheme, source, parameter, rng
         self.queues = JobQueues(source, rng, R) if isinstance(source, Cluster) else None
         self._cache: dict[int, Scheme] = {}
+        self._mean: dict[int, float] = {}  # the mean update duration drawn so far with each value
 
     def at(self, value: int) -> Scheme:
         """The scheme with K (or H) = value."""
@@ -153,14 +157,18 @@ class ScheduledTimes:
         need = np.flatnonzero(log.last(np.arange(log.n.size)) <= until)
         for v in np.unique(value[need]):
             rows = need[value[need] == v]
-            mean = None
             while rows.size:
                 start = log.last(rows)
-                # 16 first, then enough to pass ``until`` in most replicas
-                count = 16 if mean is None else int(np.ceil((until - start.min()) / mean * 1.25)) + 8
+                # a few first, then (from the mean duration drawn so far with v) enough to pass
+                # ``until`` in most replicas; the rest of a draw is dropped, so overdrawing costs
+                mean = self._mean.get(int(v))
+                if mean is None:
+                    count = 4
+                else:
+                    count = int(np.ceil(np.quantile(until - start, 0.75) / mean * 1.1)) + 1
                 count = max(1, min(count, self.max_count(rows.size, int(v))))
                 d = self.peek(rows, int(v), count)
-                mean = max(float(d.mean()), 1e-300)
+                self._mean[int(v)] = max(float(d.mean()), 1e-300)
                 t = start[:, None] + np.cumsum(d, axis=1)
                 over = t > until
                 done = over.any(axis=1)
@@ -182,6 +190,7 @@ class ScheduledKAsync:
         self.queues = JobQueues(source, rng, R) if isinstance(source, Cluster) else None
         self.finish = self._jobs(np.arange(R), np.tile(np.arange(self.m), (R, 1)))
         self.read = np.zeros((R, self.m), dtype=np.int64)
+        self._rate: dict[int, float] = {}  # K → updates per unit time of a replica, as drawn so far
 
     def _jobs(self, rows: np.ndarray, workers: np.ndarray) -> np.ndarray:
         """The next mini-batch time of each (row, worker) of ``workers`` (len(rows), k)."""
@@ -193,15 +202,71 @@ class ScheduledKAsync:
         return x[:, 0].reshape(workers.shape)
 
     def extend(self, log: UpdateLog, value: np.ndarray, until: float, max_updates: int) -> None:
-        """Step every replica whose last update ended by ``until`` until one ends after it."""
+        """Step every replica whose last update ended by ``until`` until one ends after it: on a
+        cluster one update at a time (the pushers' next jobs from their queues), for i.i.d. delays
+        in blocks of updates with the pushers' next job times drawn ahead, (rows, b, K), by the
+        compiled stepper of the fixed runs when kernels are enabled, else by :func:`kasync_block`
+        (the same numbers)."""
         rows = np.flatnonzero(log.last(np.arange(log.n.size)) <= until)
-        while rows.size:
-            for v in np.unique(value[rows]):
-                g = rows[value[rows] == v]
-                idx = earliest(self.finish[g], int(v))  # (g, v) in push order
-                t = self.finish[g, idx[:, -1]]
-                j = log.n[g]
-                log.push(g, t, idx, j[:, None] - self.read[g[:, None], idx], int(v), max_updates)
-                self.read[g[:, None], idx] = (j + 1)[:, None]
-                self.finish[g[:, None], idx] = t[:, None] + self._jobs(g, idx)
-            rows = rows[log.last(rows) <= until]
+        if self.queues is not None:
+            while rows.size:
+                for v in np.unique(value[rows]):
+                    g = rows[value[rows] == v]
+                    idx = earliest(self.finish[g], int(v))  # (g, v) in push order
+                    t = self.finish[g, idx[:, -1]]
+                    j = log.n[g]
+                    one = np.ones(g.size, dtype=np.int64)
+                    log.push(g, t[:, None], idx[:, None], (j[:, None] - self.read[g[:, None], idx])[:, None], one,
+                             int(v), max_updates)
+                    self.read[g[:, None], idx] = (j + 1)[:, None]
+                    self.finish[g[:, None], idx] = t[:, None] + self._jobs(g, idx)
+                rows = rows[log.last(rows) <= until]
+            return
+        assert isinstance(self.source, Delay)
+        step = kernels.kasync_steps if jit.ENABLED else kasync_block
+        for v in np.unique(value[rows]):
+            g, K = rows[value[rows] == v], int(v)
+            while g.size:
+                # a block long enough to pass ``until`` in most replicas, from the updates per unit
+                # time seen so far with this K (the rest of a block's draws are dropped)
+                start = log.last(g)
+                rate = self._rate.get(K, 0.0)
+                b = int(min(max(4, np.ceil(np.quantile(until - start, 0.75) * rate * 1.1) + 1),
+                            max(1, limits.CHUNK // (g.size * (K + 2)))))
+                draws = self.source.sample(self.rng, (g.size, b, K))
+                times, made = np.empty((g.size, b)), np.empty(g.size, dtype=np.int64)
+                stale, workers = np.empty((g.size, b, K), dtype=np.int64), np.empty((g.size, b, K), dtype=np.int32)
+                finish, read = self.finish[g], self.read[g]
+                step(finish, read, draws, log.n[g], times, stale, workers, True, until, made)
+                self.finish[g], self.read[g] = finish, read
+                log.push(g, times, workers, stale, made, K, max_updates)
+                spent = float((log.last(g) - start).sum())
+                if spent > 0:
+                    self._rate[K] = float(made.sum()) / spent
+                g = g[log.last(g) <= until]
+
+
+def kasync_block(finish: np.ndarray, read: np.ndarray, draws: np.ndarray, j0: np.ndarray, times: np.ndarray,
+                 stale: np.ndarray, workers: np.ndarray, record: bool, until: float, made: np.ndarray) -> None:
+    """:func:`~distsgd.engines.runtime_kernels.kasync_steps` in numpy, the replicas in lockstep
+    (the K earliest by :func:`~distsgd.engines.renewal.earliest`): the reference of the compiled
+    stepper, the same numbers for the same draws."""
+    R, b, K = draws.shape
+    on = np.arange(R)
+    made[:] = b
+    for jj in range(b):
+        if jj:
+            stop = times[on, jj - 1] > until
+            made[on[stop]] = jj
+            on = on[~stop]
+            if not on.size:
+                break
+        idx = earliest(finish[on], K)  # (g, K) in push order
+        t = finish[on, idx[:, -1]]
+        j = (j0[on] + jj)[:, None]
+        times[on, jj] = t
+        stale[on, jj] = j - read[on[:, None], idx]
+        read[on[:, None], idx] = j + 1
+        if record:
+            workers[on, jj] = idx
+        finish[on[:, None], idx] = t[:, None] + draws[on, jj]

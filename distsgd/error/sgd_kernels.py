@@ -23,7 +23,7 @@ import numpy as np
 
 from ..jit import kernel
 
-__all__ = ["CONSTANT", "ADAPTIVE", "STALENESS", "RULES", "fresh_sgd", "async_sgd"]
+__all__ = ["CONSTANT", "ADAPTIVE", "STALENESS", "RULES", "fresh_sgd", "scheduled_fresh", "async_sgd"]
 
 #: the learning-rate rules, as the integer codes the kernel takes
 CONSTANT, ADAPTIVE, STALENESS = 0, 1, 2
@@ -47,6 +47,38 @@ def fresh_sgd(w: np.ndarray, shrink: np.ndarray, sd_round: np.ndarray, h: np.nda
                 w[r, i] = x
                 s += h[i] * x * x
             err[r, j0 + b + 1] = 0.5 * s
+
+
+@kernel
+def scheduled_fresh(w: np.ndarray, applied: np.ndarray, upto: np.ndarray, values: np.ndarray,
+                    shrink: np.ndarray, sd_round: np.ndarray, z: np.ndarray, h: np.ndarray,
+                    counts: np.ndarray, loss: np.ndarray, col0: int) -> None:
+    """Fresh-gradient updates applied[r] … upto[r] − 1 of every replica r, each with its own K
+    (k-sync) or H (local SGD) (a scheduled run, DESIGN §13), in place: ``w[r] ← shrink[v] ⊙ w[r]
+    + sd_round[v] ⊙ z[p]`` with v = values[r, k], p running over z replica by replica, update by
+    update; and ``loss[r, col0 + j] = ½ Σ_i h_i w_i²`` when replica r has made counts[r, j] updates.
+
+    w (R, d); values (R, n); shrink, sd_round (vmax + 1, d); z (Σ (upto − applied), d) standard
+    normals; counts (R, J), each row non-decreasing within [applied[r], upto[r]]; loss (R, P)."""
+    R, d = w.shape
+    J = counts.shape[1]
+    p = 0
+    for r in range(R):
+        j = 0
+        for k in range(applied[r], upto[r] + 1):
+            if j < J and counts[r, j] == k:
+                s = 0.0
+                for i in range(d):
+                    s += h[i] * w[r, i] * w[r, i]
+                while j < J and counts[r, j] == k:
+                    loss[r, col0 + j] = 0.5 * s
+                    j += 1
+            if k == upto[r]:
+                break
+            v = values[r, k]
+            for i in range(d):
+                w[r, i] = shrink[v, i] * w[r, i] + sd_round[v, i] * z[p, i]
+            p += 1
 
 
 @kernel

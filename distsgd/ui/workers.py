@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 from .. import curves, plots
 from ..analytic import expected_runtime
 from ..delays import parse_delay
-from ..error import Problem
+from ..error import Problem, simulate_error
 from ..montecarlo import simulate_timeline
 from ..schemes import SCHEME_NAMES
 from .rerun_caps import UI_PROCESSES
@@ -85,6 +85,8 @@ def warm() -> None:
     for name in SCHEME_NAMES:
         simulate_timeline(curves.build(name, 4, 2, 2), delay, 3, 1)
     expected_runtime(curves.build("d-psgd", 4), parse_delay("exp(rate=1)"))  # the gap chain's sweep kernel
+    simulate_error(curves.build("local-sgd", 4, 2, 2), delay, Problem(), 2.0, 5, 4, 1,
+                   schedule="adacomm(H0=2, period=1)")  # the scheduled rounds' kernel
 
 
 def start() -> list[Future[int]]:
