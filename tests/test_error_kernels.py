@@ -158,20 +158,25 @@ def test_simulate_error_gives_the_same_curve_and_statistics_either_way(name, kw,
         assert got.gamma_measured == pytest.approx(ref.gamma_measured, rel=RTOL)
 
 
-@pytest.mark.parametrize("name, kw, spec", [("k-sync", {"K": 1}, "adasync(K0=1, period=4)"),
-                                            ("local-sgd", {"H": 4, "comm_delay": 1.0}, "adacomm(H0=4, period=5)")])
-def test_scheduled_updates_either_way(name, kw, spec, monkeypatch):
+@pytest.mark.parametrize("name, kw, spec, lr", [
+    ("k-sync", {"K": 1}, "adasync(K0=1, period=4)", None),
+    ("local-sgd", {"H": 4, "comm_delay": 1.0}, "adacomm(H0=4, period=5)", None),
+    *[("k-async", {"K": 1}, "adasync(K0=1, period=4)", rule) for rule in RULES]])
+def test_scheduled_updates_either_way(name, kw, spec, lr, monkeypatch):
     """AdaSync and AdaComm on the model problem (each replica's K or H changes at its own
-    checkpoints): the compiled updates (scheduled_fresh) and the numpy reference (the per-step loop
-    of distsgd.error.scheduled) give the same errors and the same schedule for the same seed."""
+    checkpoints): the compiled updates (scheduled_fresh, scheduled_async with each learning-rate
+    rule) and the numpy reference (the per-step loop of distsgd.error.scheduled) give the same
+    errors and the same schedule for the same seed.  (With DISTSGD_JIT=0 the kernels' plain
+    Python functions against the numpy reference.)"""
     from distsgd.error import scheduled
 
     scheme = make_scheme(name, M, **kw)
 
     def run():
         return simulate_error(scheme, DELAY, PROB, 30.0, points=31, replicas=R, seed=3, keep_errors=True,
-                              schedule=spec)
+                              schedule=spec, lr=None if lr is None else RULES[lr])
 
+    monkeypatch.setattr(scheduled.jit, "ENABLED", True)
     compiled = run()
     monkeypatch.setattr(scheduled.jit, "ENABLED", False)
     reference = run()

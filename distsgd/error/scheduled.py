@@ -187,13 +187,40 @@ class _KAsync:
     """k-async updates: each of the K gradients of an update is computed at the parameters its
     worker read (``problem.grad`` at the stale model), with the learning-rate rule of ``lr``
     (:class:`~distsgd.error.problem.LearningRate`, as the fixed runs apply it); the pushers then
-    read the new parameters."""
+    read the new parameters.  On the model problem, as the fixed runs' kernel does, the mean of
+    the K gradients' noises is one Gaussian per coordinate: σ/√K·z, or σ·√(Σλ_k²)/K·z under the
+    staleness rule (λ_k = η/max(1, staleness) in the step)."""
 
     def __init__(self, scheme: Scheme, problem: GradientProblem, eta: float, b: int, rng: np.random.Generator,
                  lr: LearningRate, log: UpdateLog, W: np.ndarray) -> None:
         self.m, self.problem, self.eta, self.b, self.rng, self.lr, self.log = scheme.m, problem, eta, b, rng, lr, log
         self.read = np.repeat(W, scheme.m, axis=0)  # (R·m, d): what each worker last read
         self.eta_max = lr.eta_max if lr.eta_max is not None else eta
+        self.exact = isinstance(problem, QuadraticProblem)
+        self._z, self._z_at = np.empty((0, 0)), np.empty(0, dtype=np.int64)  # the noise of the stretch
+
+    def _sd(self) -> float:
+        """σ per coordinate of one gradient's noise on the model problem: √(σ²/(b·d))."""
+        problem = self.problem
+        assert isinstance(problem, QuadraticProblem)
+        return float(np.sqrt(problem.model.sigma2 / (self.b * problem.dim)))
+
+    def exact_updates(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, grid: _Grid,
+                      cols: np.ndarray, counts: np.ndarray) -> None:
+        """As :meth:`_Fresh.exact_updates`: one noise row per update, the compiled loop
+        (``scheduled_async``) when kernels are enabled, else :func:`_sgd` (the same numbers)."""
+        pending = upto - applied
+        z = self.rng.standard_normal((int(pending.sum()), W.shape[1]))
+        if jit.ENABLED:
+            problem = self.problem
+            assert isinstance(problem, QuadraticProblem) and trace.workers is not None and trace.stale is not None
+            coef = np.array([self.eta, self._sd(), self.lr.C, self.eta_max])
+            kernels.scheduled_async(W, self.read.reshape(W.shape[0], self.m, -1), trace.values, trace.workers,
+                                    trace.stale, applied, upto, z, problem.h, coef, kernels.RULES[self.lr.rule],
+                                    counts, grid.loss, int(cols[0]) if cols.size else 0)
+            return
+        self._z, self._z_at = z, np.cumsum(pending) - pending - applied
+        _sgd(self, W, trace, applied, upto, grid, cols, counts)
 
     def update(self, W: np.ndarray, rows: np.ndarray | None, values: np.ndarray, at: np.ndarray) -> None:
         """One update of these replicas (None: all), replica rows[i] with K = values[i]."""
@@ -205,19 +232,34 @@ class _KAsync:
         flat = r[:, None] * self.m + self.log.workers[r, at, :value]  # (g, K) rows of ``read``
         used = self.read[flat]
         g, d = r.size, W.shape[1]
-        G = self.problem.grad(used.reshape(g * value, d), self.rng, self.b).reshape(g, value, d)
-        if self.lr.rule == "staleness":
-            lam = self.eta / np.maximum(self.log.stale[r, at, :value], 1)
-            step = np.einsum("gk,gkd->gd", lam, G) / value
-        elif self.lr.rule == "constant":
-            step = self.eta * G.mean(axis=1)
+        lam = self.eta / np.maximum(self.log.stale[r, at, :value], 1) if self.lr.rule == "staleness" else None
+        if self.exact:
+            problem = self.problem
+            assert isinstance(problem, QuadraticProblem)
+            z = self._z[self._z_at[r] + at]
+            if lam is not None:
+                step = problem.h * (np.einsum("gk,gkd->gd", lam, used) / value)
+                step += (self._sd() * np.sqrt((lam * lam).sum(axis=1)) / value)[:, None] * z
+            else:
+                step = problem.h * (used.sum(axis=1) * (1.0 / value)) + self._sd() / np.sqrt(value) * z
+                step *= self._rate(W[r], used)[:, None]
         else:
-            dist2 = ((W[r][:, None, :] - used) ** 2).sum(axis=2).mean(axis=1)
-            with np.errstate(divide="ignore"):
-                eta_j = np.where(dist2 > 0, np.minimum(self.lr.C / dist2, self.eta_max), self.eta_max)
-            step = eta_j[:, None] * G.mean(axis=1)
+            G = self.problem.grad(used.reshape(g * value, d), self.rng, self.b).reshape(g, value, d)
+            if lam is not None:
+                step = np.einsum("gk,gkd->gd", lam, G) / value
+            else:
+                step = self._rate(W[r], used)[:, None] * G.mean(axis=1)
         W[r] -= step
         self.read[flat] = W[r][:, None, :]
+
+    def _rate(self, w: np.ndarray, used: np.ndarray) -> np.ndarray:
+        """η of each update (g,): constant, or adaptive η_j = min(C / mean_k ‖w − u_k‖², η_max)
+        (η_max when nothing is stale)."""
+        if self.lr.rule == "constant":
+            return np.full(w.shape[0], self.eta)
+        dist2 = ((w[:, None, :] - used) ** 2).sum(axis=2).mean(axis=1)
+        with np.errstate(divide="ignore"):
+            return np.where(dist2 > 0, np.minimum(self.lr.C / dist2, self.eta_max), self.eta_max)
 
 
 def _sgd(stepper: _Fresh | _KAsync, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray,
@@ -293,7 +335,7 @@ def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, p
         work += _work(scheme, trace, applied, upto, b, W.shape[1])
         if work > max_work:
             raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
-        if isinstance(stepper, _Fresh) and stepper.exact:
+        if stepper.exact:
             stepper.exact_updates(W, trace, applied, upto, rec, cols, counts)
         else:
             _sgd(stepper, W, trace, applied, upto, rec, cols, counts)

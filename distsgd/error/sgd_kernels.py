@@ -23,7 +23,7 @@ import numpy as np
 
 from ..jit import kernel
 
-__all__ = ["CONSTANT", "ADAPTIVE", "STALENESS", "RULES", "fresh_sgd", "scheduled_fresh", "async_sgd"]
+__all__ = ["CONSTANT", "ADAPTIVE", "STALENESS", "RULES", "fresh_sgd", "scheduled_fresh", "scheduled_async", "async_sgd"]
 
 #: the learning-rate rules, as the integer codes the kernel takes
 CONSTANT, ADAPTIVE, STALENESS = 0, 1, 2
@@ -82,21 +82,21 @@ def scheduled_fresh(w: np.ndarray, applied: np.ndarray, upto: np.ndarray, values
 
 
 @kernel
-def _gather(w: np.ndarray, read: np.ndarray, workers: np.ndarray, staleness: np.ndarray, r: int, j: int,
+def _gather(w: np.ndarray, read: np.ndarray, workers: np.ndarray, staleness: np.ndarray, r: int, j: int, K: int,
             mid_any: bool, h2: np.ndarray, eta: float, rule: int, drift: np.ndarray
             ) -> tuple[float, float, float, float]:
-    """The K gradients of update j of replica r: ``drift = Σ_k λ_k u_k`` (λ_k = η / max(1,
-    staleness) under :data:`STALENESS`, else 1) and (Σ_k λ_k², Σ_k ‖w − u_k‖², Σ_k Σ_i h_i²
-    (w_i − u_ki)², Σ_i h_i² w_i²).  u_k is the read row of worker ``workers[r, j, k]``, or w
-    itself when some push reads mid-window and the gradient is fresh (staleness 0: computed on
-    the current parameters)."""
+    """The K gradients of update j of replica r (the first K of ``workers[r, j]``): ``drift =
+    Σ_k λ_k u_k`` (λ_k = η / max(1, staleness) under :data:`STALENESS`, else 1) and (Σ_k λ_k²,
+    Σ_k ‖w − u_k‖², Σ_k Σ_i h_i² (w_i − u_ki)², Σ_i h_i² w_i²).  u_k is the read row of worker
+    ``workers[r, j, k]``, or w itself when some push reads mid-window and the gradient is fresh
+    (staleness 0: computed on the current parameters)."""
     d = w.shape[1]
     gnow = 0.0
     for i in range(d):
         drift[i] = 0.0
         gnow += (w[r, i] * w[r, i]) * h2[i]
     lam2 = dist2 = gdiff = 0.0
-    for k in range(workers.shape[2]):
+    for k in range(K):
         q = workers[r, j, k]
         st = staleness[r, j, k]
         own = mid_any and st == 0
@@ -158,6 +158,51 @@ def _update(w: np.ndarray, r: int, h: np.ndarray, drift: np.ndarray, z: np.ndarr
 
 
 @kernel
+def scheduled_async(w: np.ndarray, read: np.ndarray, values: np.ndarray, workers: np.ndarray, staleness: np.ndarray,
+                    applied: np.ndarray, upto: np.ndarray, z: np.ndarray, h: np.ndarray, coef: np.ndarray, rule: int,
+                    counts: np.ndarray, loss: np.ndarray, col0: int) -> None:
+    """k-async updates applied[r] … upto[r] − 1 of every replica r, each with its own K (a
+    scheduled run, DESIGN §13), in place: update k averages the K = values[r, k] gradients
+    ``h ⊙ u + ξ`` of workers[r, k, :K] at the parameters u they read, with the rule's rate, as
+    :func:`async_sgd` does (all pushers read after the update); the noise of the mean is z[p]
+    scaled, p running over z replica by replica, update by update; ``loss[r, col0 + j] =
+    ½ Σ_i h_i w_i²`` when replica r has made counts[r, j] updates.
+
+    w (R, d); read (R, m, d); values (R, n); workers, staleness (R, n, kmax); z (Σ (upto −
+    applied), d); coef = (η, σ per coordinate, C, η_max); counts (R, J), each row non-decreasing
+    within [applied[r], upto[r]]; loss (R, P)."""
+    R, d = w.shape
+    J = counts.shape[1]
+    h2 = h * h
+    drift = np.empty(d)
+    p = 0
+    for r in range(R):
+        j = 0
+        for k in range(applied[r], upto[r] + 1):
+            if j < J and counts[r, j] == k:
+                s = 0.0
+                for i in range(d):
+                    s += h[i] * w[r, i] * w[r, i]
+                while j < J and counts[r, j] == k:
+                    loss[r, col0 + j] = 0.5 * s
+                    j += 1
+            if k == upto[r]:
+                break
+            K = values[r, k]
+            lam2, dist2, _, _ = _gather(w, read, workers, staleness, r, k, K, False, h2, coef[0], rule, drift)
+            eta_j, noise_sd = _rates(rule, K, lam2, dist2, coef)
+            inv = 1.0 / K
+            for i in range(d):
+                mean = drift[i] / K if rule == STALENESS else drift[i] * inv
+                w[r, i] -= eta_j * (h[i] * mean + noise_sd * z[p, i])
+            p += 1
+            for q in range(K):
+                wk = workers[r, k, q]
+                for i in range(d):
+                    read[r, wk, i] = w[r, i]
+
+
+@kernel
 def async_sgd(w: np.ndarray, read: np.ndarray, workers: np.ndarray, staleness: np.ndarray, after: np.ndarray,
               z: np.ndarray, err: np.ndarray, j0: int, h: np.ndarray, coef: np.ndarray, rule: int,
               acc: np.ndarray) -> None:
@@ -182,7 +227,8 @@ def async_sgd(w: np.ndarray, read: np.ndarray, workers: np.ndarray, staleness: n
     for r in range(R):
         for b in range(z.shape[0]):
             j = j0 + b
-            lam2, dist2, gdiff, gnow = _gather(w, read, workers, staleness, r, j, mid_any, h2, coef[0], rule, drift)
+            lam2, dist2, gdiff, gnow = _gather(w, read, workers, staleness, r, j, K, mid_any, h2, coef[0], rule,
+                                               drift)
             acc[r, 0] += gdiff
             acc[r, 1] += gnow
             eta_j, noise_sd = _rates(rule, K, lam2, dist2, coef)

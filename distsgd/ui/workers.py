@@ -85,8 +85,8 @@ def warm() -> None:
     for name in SCHEME_NAMES:
         simulate_timeline(curves.build(name, 4, 2, 2), delay, 3, 1)
     expected_runtime(curves.build("d-psgd", 4), parse_delay("exp(rate=1)"))  # the gap chain's sweep kernel
-    simulate_error(curves.build("local-sgd", 4, 2, 2), delay, Problem(), 2.0, 5, 4, 1,
-                   schedule="adacomm(H0=2, period=1)")  # the scheduled rounds' kernel
+    for name, schedule in (("local-sgd", "adacomm(H0=2, period=1)"), ("k-async", "adasync(K0=1, period=1)")):
+        simulate_error(curves.build(name, 4, 2, 2), delay, Problem(), 2.0, 5, 4, 1, schedule=schedule)
 
 
 def start() -> list[Future[int]]:
