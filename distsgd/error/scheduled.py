@@ -331,7 +331,7 @@ def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, p
         timing.extend(trace, value, c, max_updates)
         upto = _count_at(trace.times, c)
         cols = np.flatnonzero((grid > lo) & (grid <= c))  # contiguous: the grid increases
-        counts = _counts(trace.times, grid[cols])
+        counts = applied[:, None] + _counts(_stretch(trace.times, applied, upto), grid[cols])
         work += _work(scheme, trace, applied, upto, b, W.shape[1])
         if work > max_work:
             raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
@@ -367,6 +367,15 @@ def _counts(times: np.ndarray, t: np.ndarray) -> np.ndarray:
     first = np.searchsorted(t, times, side="left")  # P: after every t (inf padding included)
     hist = np.bincount((np.arange(R)[:, None] * (P + 1) + first).ravel(), minlength=R * (P + 1))
     return np.cumsum(hist.reshape(R, P + 1)[:, :P], axis=1)
+
+
+def _stretch(times: np.ndarray, applied: np.ndarray, upto: np.ndarray) -> np.ndarray:
+    """Each replica's end times of its updates applied[r] … upto[r] − 1, left-aligned and padded
+    with inf (the updates that end within the stretch between two checkpoints)."""
+    idx = applied[:, None] + np.arange(int((upto - applied).max(initial=0)))
+    out = np.take_along_axis(times, np.minimum(idx, times.shape[1] - 1), axis=1)
+    out[idx >= upto[:, None]] = np.inf
+    return out
 
 
 def _work(scheme: Scheme, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, b: int, d: int) -> float:

@@ -128,18 +128,22 @@ class ScheduledTimes:
             count = min(count, QUEUE_DEPTH // per)
         return int(max(1, count))
 
-    def peek(self, rows: np.ndarray, value: int, count: int) -> np.ndarray:
-        """(len(rows), count): the durations of the next ``count`` updates of these replicas with
-        K (or H) = value, in wall-clock time per update (a local-SGD round is H steps and D)."""
-        s = self.at(value)
+    def peek(self, rows: np.ndarray, value: int, count: np.ndarray) -> np.ndarray:
+        """(len(rows), count.max()): the durations of the next count[i] updates of replica
+        rows[i] with K (or H) = value, in wall-clock time per update (a local-SGD round is H steps
+        and D), padded with nan.  i.i.d. delays draw Σ count durations at once; a cluster's queues
+        are peeked count.max() jobs deep for every replica."""
+        s, width = self.at(value), int(count.max())
         if self.queues is None:
             assert isinstance(self.source, Delay)
-            per = s.iteration_times(self.source, rows.size * count, self.rng) * s.steps_per_update
-            return per.reshape(rows.size, count)
+            per = s.iteration_times(self.source, int(count.sum()), self.rng) * s.steps_per_update
+            out = np.full((rows.size, width), np.nan)
+            out[np.arange(width)[None, :] < count[:, None]] = per  # row by row, in order
+            return out
         m, per_job = self.scheme.m, self.jobs_per_update(value)
         slots = (rows[:, None] * m + np.arange(m)).ravel()
-        x, _ = self.queues.peek(slots, count * per_job)
-        x = x.reshape(rows.size, m, count, per_job)
+        x, _ = self.queues.peek(slots, width * per_job)
+        x = x.reshape(rows.size, m, width, per_job)
         if self.parameter == "K":
             return np.partition(x[..., 0], value - 1, axis=1)[:, value - 1, :]
         return x.sum(axis=3).max(axis=1) + getattr(s, "comm_delay", 0.0)
@@ -159,18 +163,18 @@ class ScheduledTimes:
             rows = need[value[need] == v]
             while rows.size:
                 start = log.last(rows)
-                # a few first, then (from the mean duration drawn so far with v) enough to pass
-                # ``until`` in most replicas; the rest of a draw is dropped, so overdrawing costs
+                # a few first, then (from the mean duration drawn so far with v) what each replica
+                # needs to pass ``until``, about; the rest of a draw is dropped, so overdrawing costs
                 mean = self._mean.get(int(v))
                 if mean is None:
-                    count = 4
+                    count = np.full(rows.size, 4)
                 else:
-                    count = int(np.ceil(np.quantile(until - start, 0.75) / mean * 1.1)) + 1
-                count = max(1, min(count, self.max_count(rows.size, int(v))))
+                    count = np.ceil((until - start) / mean).astype(np.int64) + 1
+                count = np.clip(count, 1, self.max_count(rows.size, int(v)))
                 d = self.peek(rows, int(v), count)
-                self._mean[int(v)] = max(float(d.mean()), 1e-300)
+                self._mean[int(v)] = max(float(np.nanmean(d)), 1e-300)
                 t = start[:, None] + np.cumsum(d, axis=1)
-                over = t > until
+                over = t > until  # nan padding: never
                 done = over.any(axis=1)
                 used = np.where(done, over.argmax(axis=1) + 1, count)
                 self.advance(rows, int(v), used)
