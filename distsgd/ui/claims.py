@@ -18,6 +18,7 @@ from ..analytic import VALUE_KINDS
 from ..clusters import Cluster, Stragglers
 from ..delays import Delay, Exponential
 from .i18n import N_, tr
+from .views import band_text, time_text
 
 __all__ = ["interval", "ksync_vs_kasync", "error_race", "best_choice", "persistence", "whatif", "graph_runtime",
            "graph_vs_m", "schedule_winner", "schedule_verdict"]
@@ -359,14 +360,6 @@ def schedule_winner(rows: Sequence[dict[str, Any]], run: dict[str, Any]) -> tupl
     return None, (min(overlap)[1] if overlap else None)
 
 
-def _t(v: float) -> str:
-    return f"{v:.3g}" if math.isfinite(v) else tr("never")
-
-
-def _band(r: dict[str, Any]) -> str:
-    return f"[{_t(r['time_to_target_low'])}, {_t(r['time_to_target_high'])}]"
-
-
 def schedule_verdict(rows: Sequence[dict[str, Any]], run: dict[str, Any], parameter: str, eps: float,
                      horizon: float) -> str:
     """Whether a schedule beats every fixed value of its ``parameter`` at reaching ε, is beaten by
@@ -380,24 +373,25 @@ def schedule_verdict(rows: Sequence[dict[str, Any]], run: dict[str, Any], parame
         b = rows[best[1]]
         return tr("{schedule} reaches ε = {eps:g} at t ≈ {t} (95% band {band}), {factor:.3g}× sooner than the best "
                   "fixed {p}, {p} = {x} (t ≈ {t_best}, band {band_best}): its band ends before any fixed {p}'s "
-                  "begins.", schedule=name, eps=eps, t=_t(t), band=_band(run), factor=b["time_to_target"] / t,
-                  p=parameter, x=b["x"], t_best=_t(b["time_to_target"]), band_best=_band(b))
+                  "begins.", schedule=name, eps=eps, t=time_text(t), band=band_text(run),
+                  factor=b["time_to_target"] / t, p=parameter, x=b["x"], t_best=time_text(b["time_to_target"]),
+                  band_best=band_text(b))
     if who == "schedule":
         return tr("{schedule} reaches ε = {eps:g} at t ≈ {t} (95% band {band}) and no fixed {p}'s simulated mean "
                   "does within T = {T:g}: the schedule's band ends before any fixed {p}'s begins.",
-                  schedule=name, eps=eps, t=_t(t), band=_band(run), p=parameter, T=horizon)
+                  schedule=name, eps=eps, t=time_text(t), band=band_text(run), p=parameter, T=horizon)
     if who == "fixed":
         assert i is not None
         r = rows[i]
         if math.isfinite(t):
             return tr("The fixed {p} = {x} reaches ε = {eps:g} at t ≈ {t_fixed} (95% band {band_fixed}), "
                       "{factor:.3g}× sooner than {schedule} (t ≈ {t}, band {band}): the bands do not overlap.",
-                      p=parameter, x=r["x"], eps=eps, t_fixed=_t(r["time_to_target"]), band_fixed=_band(r),
-                      factor=t / r["time_to_target"], schedule=name, t=_t(t), band=_band(run))
+                      p=parameter, x=r["x"], eps=eps, t_fixed=time_text(r["time_to_target"]), band_fixed=band_text(r),
+                      factor=t / r["time_to_target"], schedule=name, t=time_text(t), band=band_text(run))
         return tr("The fixed {p} = {x} reaches ε = {eps:g} at t ≈ {t_fixed} (95% band {band_fixed}), and the "
                   "simulated mean of {schedule} does not within T = {T:g} (band {band}): the bands do not overlap.",
-                  p=parameter, x=r["x"], eps=eps, t_fixed=_t(r["time_to_target"]), band_fixed=_band(r),
-                  schedule=name, T=horizon, band=_band(run))
+                  p=parameter, x=r["x"], eps=eps, t_fixed=time_text(r["time_to_target"]), band_fixed=band_text(r),
+                  schedule=name, T=horizon, band=band_text(run))
     if i is None:
         return tr("No fixed {p} was simulated here (the table says why): there is nothing to compare {schedule} "
                   "with.", p=parameter, schedule=name)
@@ -406,5 +400,6 @@ def schedule_verdict(rows: Sequence[dict[str, Any]], run: dict[str, Any], parame
                   "T = {T:g}: lengthen T or raise ε to compare them.", schedule=name, p=parameter, eps=eps, T=horizon)
     r = rows[i]
     return tr("{schedule} (t ≈ {t}, 95% band {band}) and the fixed {p} = {x} (t ≈ {t_fixed}, band {band_fixed}) "
-              "reach ε = {eps:g} at times whose 95% bands overlap: neither wins here.", schedule=name, t=_t(t),
-              band=_band(run), p=parameter, x=r["x"], t_fixed=_t(r["time_to_target"]), band_fixed=_band(r), eps=eps)
+              "reach ε = {eps:g} at times whose 95% bands overlap: neither wins here.", schedule=name, t=time_text(t),
+              band=band_text(run), p=parameter, x=r["x"], t_fixed=time_text(r["time_to_target"]),
+              band_fixed=band_text(r), eps=eps)

@@ -206,12 +206,18 @@ def skipped_why(row: dict[str, Any]) -> str:
     return controls.explain(from_jsonable(row["skipped_reason"]))
 
 
-def _band(r: dict[str, Any]) -> str:
-    """The 95% band of a simulated time to ε as text ('' when not simulated)."""
+def time_text(v: float) -> str:
+    """A simulated time to ε as text: three significant digits, or "never"."""
+    return f"{v:.3g}" if math.isfinite(v) else tr("never")
+
+
+def band_text(r: dict[str, Any]) -> str:
+    """The 95% band of a simulated time to ε as text ('' when not simulated), as the tables and
+    the sentences made from them write it."""
     lo, hi = r.get("time_to_target_low"), r.get("time_to_target_high")
     if lo is None or hi is None:
         return ""
-    return "[" + ", ".join(tr("never") if math.isinf(v) else f"{v:.4g}" for v in (lo, hi)) + "]"
+    return f"[{time_text(lo)}, {time_text(hi)}]"
 
 
 def schedule_table(rows: Sequence[dict[str, Any]], best: int | None, run: dict[str, Any],
@@ -220,7 +226,7 @@ def schedule_table(rows: Sequence[dict[str, Any]], best: int | None, run: dict[s
     simulated mean), then the schedule: the simulated time to ε and its 95% band."""
     def row(what: str, r: dict[str, Any], star: str) -> dict[str, Any]:
         return {tr("run"): what, tr("time to ε (simulated mean)"): _time(r.get("time_to_target")),
-                tr("95% band of the time to ε"): _band(r), tr("best"): star, tr("note"): _not_simulated(r)}
+                tr("95% band of the time to ε"): band_text(r), tr("best"): star, tr("note"): _not_simulated(r)}
 
     return ([row(f"{parameter} = {r['x']}", r, "★" if i == best else "") for i, r in enumerate(rows)]
             + [row(tr("schedule: {spec}", spec=run["label"]), run, "")])
