@@ -57,7 +57,7 @@ Workers = Delay | Cluster | Stragglers
 
 __all__ = ["needs_graph", "graph_runtime_vs_m", "build", "runtime_rows", "runtime_vs_K", "runtime_vs_m",
            "runtime_vs_H", "fanout_rows", "error_rows", "target_rows",
-           "schedule_run", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
+           "schedule_run", "skipped", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
 DEFAULT_BUDGET = 6e7
@@ -238,7 +238,7 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Rea
             axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T]: bound, model and sizing
             curve = _scheme_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0, axis, caps)
         except ParameterError as exc:  # this scheme only: the others are still drawn
-            summary.append({"scheme": s.label, "skipped": str(exc), "skipped_reason": exc.as_dict()})
+            summary.append({"scheme": s.label, **skipped(exc)})
             continue
         rows += curve.as_rows()
         summary.append(curve.summary())
@@ -330,6 +330,12 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
     return out
 
 
+def skipped(exc: ParameterError) -> dict[str, Any]:
+    """What a chart's row says of a run refused by a cap: ``skipped`` (the English) and
+    ``skipped_reason`` (the refusal as data, for the dashboard to translate)."""
+    return {"skipped": str(exc), "skipped_reason": exc.as_dict()}
+
+
 def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | RealProblem, time: float,
                  points: int, replicas: int, seed: int = 0, eps: float | None = None, *, shares: int = 1,
                  max_updates: int = limits.MAX_UPDATES, max_work: float = limits.MAX_SGD_WORK,
@@ -362,7 +368,7 @@ def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | R
     except ParameterError as exc:
         if exc.parameter == "schedule":  # the spec itself: not a cap of this chart
             raise
-        return {"label": label, "skipped": str(exc), "skipped_reason": exc.as_dict()}
+        return {"label": label, **skipped(exc)}
     run = sim.schedule
     assert run is not None
     mean, low, high = run.grid_value

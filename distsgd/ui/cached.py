@@ -179,7 +179,7 @@ def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | R
     try:
         return _schedule_run(scheme, spec, delay, problem, time, points, replicas, seed, eps, shares, budget)
     except ParameterError as exc:
-        return {"label": f"{scheme.name}, {spec}", "skipped": str(exc), "skipped_reason": exc.as_dict()}
+        return {"label": f"{scheme.name}, {spec}", **curves.skipped(exc)}
 
 
 @st.cache_data(**_CACHE)
