@@ -38,6 +38,7 @@ from .montecarlo import simulate_runtime
 from .orderstats import order_statistic_mean
 from .params import ParameterError
 from .random import keyed
+from .reasons import Phrase
 from .records import (
     MIN_ITERATIONS,
     ErrorCurve,
@@ -323,7 +324,7 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
                 else problem
             row.update(target_columns(
                 bound_time_to_target(s, src, proxy, eps, gamma, p0, runtime=axis, seed=seed) if proxy is not None
-                else TargetTime(None, "bound unavailable: the problem has no constants for it")))
+                else TargetTime.unavailable(Phrase("bound_no_constants"))))
         if skipped is not None:  # why, in English and as its reason code and fields (translated by the UI)
             row.update(simulated_skipped=str(skipped), simulated_skipped_reason=skipped.as_dict())
         out.append(row)

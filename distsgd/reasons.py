@@ -351,6 +351,23 @@ REASONS: dict[str, str] = {
     "mc_short_warmup": "; the run starts with every worker on a fresh job, and a law this variable needs more "
                        "than the {pushes} warm-up pushes per worker to forget it, so the simulated runtime and "
                        "staleness may be biased (the long-run mean staleness is {staleness})",
+    # -- why no bound is drawn (distsgd.error.bounds: BoundCurve.why, TargetTime.why) ----------------
+    "bound_local_sgd": "no bound is drawn for local SGD (Dutta et al.'s bounds are for a parameter server); on "
+                       "the model problem its exact curve is drawn instead",
+    "bound_graph_dpsgd": "Dutta et al.'s bounds are for a parameter server, not a graph; on the model problem the "
+                         "exact d-psgd curve (DESIGN §12.4) is drawn instead",
+    "bound_graph_adpsgd": "Dutta et al.'s bounds are for a parameter server, not a graph; ad-psgd has no exact "
+                          "curve either",
+    "bound_eta_fresh": "the bound needs η ≤ 1/L = {limit:.4g} (η = {eta:g})",
+    "bound_async_needs": "the asynchronous bound needs {missing}",
+    "bound_gamma_above_1": "γ = {gamma:.3g} > 1: the bound's assumption on stale gradients fails",
+    "bound_eta_async": "the asynchronous bound needs η ≤ 1/(2L(1/K+1)) = {limit:.4g} (η = {eta:g})",
+    "bound_no_contraction": "γ' = 1 − γ + p₀/2 = {gp:.3g} ≤ 0: no contraction",
+    "bound_eta_mu_gp": "ημγ' = {x:.3g} ≥ 1",
+    "bound_runtime_unknown": "E[T] is infinite or unknown",
+    "bound_needs_constants": "the bound needs L, μ and a bound on σ² (give them to from_functions)",
+    "bound_no_constants": "the problem has no constants for it",
+    "bound_schedule": "the bound and the exact curve are for a fixed K or H; a schedule changes it during the run",
     # -- a sweep's grid file and run (distsgd.sweeps) -----------------------------------------------
     "expected_scheme_name": "expected a scheme name (got {value!r})",
     "expected_nonempty": "expected a non-empty string (got {value!r})",

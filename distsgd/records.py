@@ -204,11 +204,15 @@ def share_budget(points: Sequence[tuple[Scheme, Delay | Cluster]], budget: float
 
 def target_columns(bound: TargetTime | None = None, simulated: TargetTime | None = None) -> dict[str, Any]:
     """A time to ε as columns, the same names on every surface (the sweep's Parquet, DESIGN §8):
-    ``bound_time_to_target`` with ``bound_note`` (how it was obtained, None for the plain bound),
+    ``bound_time_to_target`` with ``bound_note`` (how it was obtained, None for the plain bound;
+    ``bound_why``, when the bound gives no time, the reason for the dashboard to translate: a
+    Phrase, not a column of any file),
     ``time_to_target`` with ``time_to_target_low``/``_high`` (the simulated mean and its band)."""
     out: dict[str, Any] = {}
     if bound is not None:
         out.update(bound_time_to_target=bound.value, bound_note=bound.source)
+        if bound.why is not None:  # a chart's: the reason as a Phrase (no file has this column)
+            out["bound_why"] = bound.why
     if simulated is not None:
         out.update(time_to_target=simulated.value, time_to_target_low=simulated.low,
                    time_to_target_high=simulated.high)
@@ -325,6 +329,8 @@ class ErrorCurve:
             "gamma": self.gamma, "p0": self.p0, "staleness_mean": sim.staleness_mean,
             "fresh_fraction": sim.fresh_fraction, "replicas": sim.replicas,
             "staleness_counts": None if sim.staleness_counts is None else [int(c) for c in sim.staleness_counts]}
+        if bound.why is not None:
+            out["bound_why"] = bound.why
         if self.floor is not None:
             out["linearised_floor"] = self.floor.value
         if self.axis is not None and self.axis.notes:
@@ -386,9 +392,9 @@ def problem_error_curve(scheme: Scheme, src: Delay | Cluster, problem: GradientP
     if sim.schedule is not None:
         curve, bound_target = _no_bound_for(sim, runtime)
     elif proxy is None:
-        why = "the bound needs L, μ and a bound on σ² (give them to from_functions)"
+        why = Phrase("bound_needs_constants")
         curve = BoundCurve(sim.time, None, "unavailable", None, None, "", why, runtime)
-        bound_target = TargetTime(None, f"bound unavailable: {why}")
+        bound_target = TargetTime.unavailable(why)
     else:
         curve = bound_vs_time(scheme, src, proxy, sim.time, g, p, seed=seed, runtime=runtime)
         bound_target = None if eps is None else bound_time_to_target(scheme, src, proxy, eps, g, p, seed=seed,
@@ -431,13 +437,10 @@ def error_curve(scheme: Scheme, src: Delay | Cluster, problem: Problem, time: fl
     return ErrorCurve(scheme, sim, curve, model, g, p, runtime, *targets)
 
 
-#: why a scheduled run draws no bound and no exact curve
-SCHEDULE_NO_BOUND = "the bound and the exact curve are for a fixed K or H; a schedule changes it during the run"
-
-
 def _no_bound_for(sim: ErrorSimulation, runtime: Estimate | None) -> tuple[BoundCurve, TargetTime]:
-    return (BoundCurve(sim.time, None, "unavailable", None, None, "", SCHEDULE_NO_BOUND, runtime),
-            TargetTime(None, f"bound unavailable: {SCHEDULE_NO_BOUND}"))
+    """A scheduled run's: no bound and no exact curve (both are for a fixed K or H)."""
+    why = Phrase("bound_schedule")
+    return (BoundCurve(sim.time, None, "unavailable", None, None, "", why, runtime), TargetTime.unavailable(why))
 
 
 def _at_last_value(scheme: Scheme, sim: ErrorSimulation) -> Scheme:

@@ -1,5 +1,5 @@
 """Every page in Chinese under AppTest (issue 12): no English left in titles, headings, labels,
-captions, notices, table headers, buttons or chart texts; the language comes from the URL, stays
+captions, notices, table headers and cells, buttons or chart texts; the language comes from the URL, stays
 across pages and is written back to the URL; English pages have no Chinese.
 
 What may stay in Latin letters is listed in ALLOWED (names of schemes and laws, symbols, units,
@@ -42,6 +42,10 @@ ALLOWED = {
     # an author's name in a citation; the adaptive schedules' names (DESIGN §13)
     "Dutta", "AdaSync", "AdaComm",
 }
+#: table columns whose cells are still the library's English, knowingly: how each analytic value was
+#: obtained (a formula and its source, e.g. "exponential order statistic Δ + (H_n − H_{n−k})/λ") and
+#: how a fitted law's parameters were constrained (the cluster page's fits)
+ENGLISH_COLUMNS = {"方法", "约束说明"}
 WORD = re.compile(r"[A-Za-z](?:[A-Za-z]|-(?=[A-Za-z]))+")  # a word of 2+ Latin letters (inner hyphens)
 TAG = re.compile(r"<[^<>]*>|`[^`]*`")  # HTML in chart texts (<sub>, <br>); code (a command, a column name)
 BILINGUAL = ("Language · 语言",)  # the language selector's label is in both on purpose
@@ -61,8 +65,10 @@ def _texts(at) -> list[tuple[str, str]]:
         out += [(f"{kind} help", e.help) for e in at.get(kind) if getattr(e, "help", None)]
     out += [("expander", e.label) for e in at.get("expandable") if getattr(e, "label", None)]
     out += [("metric", e.label) for e in at.get("metric")]
-    for df in at.get("arrow_data_frame"):
+    for df in at.dataframe:
         out += [("table header", str(c)) for c in df.value.columns]
+        out += [(f"table cell [{c}]", v) for c in df.value.columns if str(c) not in ENGLISH_COLUMNS
+                for v in df.value[c].dropna().unique() if isinstance(v, str)]
     for chart in at.get("plotly_chart"):
         spec = json.loads(chart.proto.spec)
         lay = spec.get("layout", {})

@@ -17,6 +17,7 @@ from ..delays import Delay
 from ..estimate import Estimate
 from ..params import Domain
 from ..random import Seed
+from ..reasons import Phrase
 from ..schemes import Scheme
 from .bounds import _bound_constants
 from .problem import Problem
@@ -36,6 +37,12 @@ class TargetTime:
     source: str
     low: float | None = None
     high: float | None = None
+    why: Phrase | None = None  # why the bound gives no time ("bound unavailable: …" in ``source``)
+
+    @classmethod
+    def unavailable(cls, why: Phrase) -> TargetTime:
+        """No time from the bound, and why."""
+        return cls(None, f"bound unavailable: {why}", why=why)
 
 
 def time_to_target(t: np.ndarray, curve: np.ndarray, eps: float) -> float:
@@ -49,9 +56,10 @@ def bound_time_to_target(scheme: Scheme, delay: Delay | Cluster, problem: Proble
                          runtime: Estimate | None = None, seed: Seed = 0) -> TargetTime:
     """t* = E[T] · log((ε − F)/(F0 − F)) / log(rate) from the bound; inf when ε ≤ floor."""
     eps = Domain("eps", 0.0, 1e12, low_open=True).check(eps, "eps")
-    floor, rate, _, note, _ = _bound_constants(scheme, problem, gamma, p0)
+    floor, rate, _, why, _ = _bound_constants(scheme, problem, gamma, p0)
     if floor is None:
-        return TargetTime(None, f"bound unavailable: {note}")
+        assert why is not None
+        return TargetTime.unavailable(why)
     if eps >= problem.f0:
         return TargetTime(0.0, "bound")
     if eps <= floor:

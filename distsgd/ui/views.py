@@ -59,6 +59,16 @@ def word(text: Any) -> Any:
     return text
 
 
+def bound_note(r: dict[str, Any]) -> Any:
+    """A row's ``bound_note`` in the current language: from its reason (``bound_why``, a
+    :class:`~distsgd.reasons.Phrase`) when the bound gives nothing, else as :func:`word`."""
+    why, note = r.get("bound_why"), r.get("bound_note")
+    if why is None:
+        return word(note)
+    text = phrase(why)
+    return tr("bound unavailable: {why}", why=text) if str(note).startswith("bound unavailable: ") else text
+
+
 def times_to_target(rows: Sequence[dict[str, Any]], labels: Sequence[str], eps: float) -> dict[str, float]:
     """For each scheme, the first time its simulated mean error is ≤ ε (inf if never)."""
     out = {}
@@ -76,7 +86,7 @@ def error_table(summary: Sequence[dict[str, Any]], targets: dict[str, float]) ->
         tr("scheme"): s["scheme"],
         tr("time to ε (simulated mean)"): (tr("never within T") if math.isinf(targets[s["scheme"]])
                                            else targets[s["scheme"]]),
-        tr("bound"): word(s["bound_kind"]) if not s["bound_note"] else f"{word(s['bound_kind'])}: {s['bound_note']}",
+        tr("bound"): word(s["bound_kind"]) if not s["bound_note"] else f"{word(s['bound_kind'])}: {bound_note(s)}",
         tr("bound floor"): s["floor"], tr("E[T] used"): s["runtime"],
         tr("E[T] from"): word(s["runtime_kind"]),
         tr("γ used"): s["gamma"] if s["staleness_mean"] is not None else None,
@@ -170,7 +180,7 @@ def _why(r: dict[str, Any]) -> str:
     """Why a cell is empty: the simulation's reason, or the bound's."""
     notes = [n] if (n := _not_simulated(r)) else []
     if r["bound_time_to_target"] is None:
-        notes.append(word(r["bound_note"]))
+        notes.append(bound_note(r))
     return tr("; ").join(notes)
 
 
@@ -277,7 +287,7 @@ def whatif_table(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
              tr("kind"): word(r["kind"]), tr("Monte Carlo mean"): r.get("mc_mean"), tr("95% CI"): _ci(r),
              tr("Monte Carlo note"): mc_note(r),
              tr("time to ε (bound)"): _time(r.get("bound_time_to_target")),
-             tr("note"): "" if r.get("bound_note") in (None, "bound") else word(r["bound_note"])} for r in rows]
+             tr("note"): "" if r.get("bound_note") in (None, "bound") else bound_note(r)} for r in rows]
 
 
 def stragglers_sentence(slow: Sequence[dict[str, Any]], threshold: float) -> str:
