@@ -60,6 +60,7 @@ from .delays import FAMILIES as _REGISTRY
 from .delays import Delay, TruncatedNormal, parse_delay
 from .params import ParameterError, shortest
 from .random import generator
+from .reasons import Phrase
 from .traces import THRESHOLD, Trace
 
 __all__ = ["Fit", "Fits", "fit_laws", "fit_report", "FAMILIES", "DIGITS", "SUBSAMPLE", "SUBSAMPLE_SEED"]
@@ -80,7 +81,8 @@ class Fit:
     ``params`` (spec keyword → value, the rounded values of the spec, ``shift`` when fitted),
     ``loglik`` (of every time under the spec's law), ``aic`` = 2k − 2·loglik with ``k`` fitted
     parameters, ``ks`` (the Kolmogorov–Smirnov statistic against the spec's law) and ``fixed``
-    (what was fixed or how the fit was made)."""
+    (what was fixed or how the fit was made; ``fixed_parts``: the same as phrases, which the
+    dashboard translates)."""
 
     family: str
     spec: str
@@ -90,6 +92,7 @@ class Fit:
     ks: float
     fixed: str
     k: int
+    fixed_parts: tuple[Phrase, ...] = field(default=(), compare=False, repr=False)
 
     def delay(self) -> Delay:
         """The fitted law: ``parse_delay(spec)``."""
@@ -122,10 +125,10 @@ class _Data:
         return float(self.sorted[0])
 
     @property
-    def note(self) -> str:
+    def note(self) -> tuple[Phrase, ...]:
+        """That the fit used a subsample (nothing when it used every time)."""
         n = self.x.size
-        return "" if self.sub.size == n else (f"; fitted on a subsample of {self.sub.size} of the {n} times "
-                                              f"(seed {SUBSAMPLE_SEED}), log-likelihood and KS on all")
+        return () if self.sub.size == n else (Phrase("fit_subsample", size=self.sub.size, n=n, seed=SUBSAMPLE_SEED),)
 
 
 @dataclass
@@ -134,7 +137,7 @@ class _Raw:
 
     params: dict[str, float]
     k: int
-    fixed: str
+    fixed: tuple[Phrase, ...]
     down: tuple[str, ...] = ()
     up: tuple[str, ...] = ()
     units: dict[str, float] = field(default_factory=dict)
@@ -144,7 +147,8 @@ def _rule_shift(d: _Data) -> float:
     return max(0.0, d.min - d.gap)
 
 
-_RULE = "shift = min − first gap (no interior maximum: the likelihood grows without bound as the shift → min)"
+_RULE = Phrase("fit_shift_rule")
+_LOC_ZERO = (Phrase("fit_loc_zero"),)
 
 
 def _positive_shift(loc: float) -> None:
@@ -156,31 +160,31 @@ def _positive_shift(loc: float) -> None:
 def _exp(d: _Data, shifted: bool) -> _Raw:
     if shifted:
         loc, scale = stats.expon.fit(d.x)
-        return _Raw({"rate": 1.0 / scale, "shift": loc}, 2, "shift = min(x), the MLE (biased up by 1/(nλ) on "
-                    "average; not corrected)", down=("shift",), units={"shift": d.spread})
+        return _Raw({"rate": 1.0 / scale, "shift": loc}, 2, (Phrase("fit_exp_shift"),), down=("shift",),
+                    units={"shift": d.spread})
     _, scale = stats.expon.fit(d.x, floc=0)
-    return _Raw({"rate": 1.0 / scale}, 1, "loc = 0")
+    return _Raw({"rate": 1.0 / scale}, 1, _LOC_ZERO)
 
 
 def _pareto(d: _Data, shifted: bool) -> _Raw:
     if shifted:
         alpha, loc, xm = stats.pareto.fit(d.x)
         _positive_shift(loc)
-        return _Raw({"xm": xm, "alpha": alpha, "shift": loc}, 3, "shift and x_m by scipy's MLE (shift + x_m = min)",
+        return _Raw({"xm": xm, "alpha": alpha, "shift": loc}, 3, (Phrase("fit_pareto_shift"),),
                     down=("xm", "shift"), units={"xm": d.spread, "shift": d.spread})
     alpha, _, xm = stats.pareto.fit(d.x, floc=0)
-    return _Raw({"xm": xm, "alpha": alpha}, 2, "loc = 0; x_m = min(x), the MLE", down=("xm",),
+    return _Raw({"xm": xm, "alpha": alpha}, 2, (*_LOC_ZERO, Phrase("fit_xm_min")), down=("xm",),
                 units={"xm": d.spread})
 
 
 def _lognormal(d: _Data, shifted: bool) -> _Raw:
-    loc, fixed = 0.0, "loc = 0"
+    loc, fixed = 0.0, _LOC_ZERO
     if shifted:
         _, loc, _ = stats.lognorm.fit(d.x)
         _positive_shift(loc)
-        fixed = "shift = scipy's MLE (the interior maximum of the likelihood)"
+        fixed = (Phrase("fit_shift_interior"),)
         if loc >= d.min - 8 * np.spacing(d.min):  # scipy's answer when there is no interior maximum
-            loc, fixed = _rule_shift(d), _RULE
+            loc, fixed = _rule_shift(d), (_RULE,)
         loc = _round(loc, d.spread, ROUND_FLOOR)
     sigma, _, scale = stats.lognorm.fit(d.x, floc=loc)
     params = {"mu": math.log(scale), "sigma": sigma} | ({"shift": loc} if shifted else {})
@@ -188,17 +192,17 @@ def _lognormal(d: _Data, shifted: bool) -> _Raw:
 
 
 def _weibull(d: _Data, shifted: bool) -> _Raw:
-    loc, fixed = 0.0, "loc = 0"
+    loc, fixed = 0.0, _LOC_ZERO
     if shifted:
         shape, loc, _ = stats.weibull_min.fit(d.sub)
         _positive_shift(loc)
-        fixed = "shift = scipy's MLE"
+        fixed = (Phrase("fit_shift_scipy"),)
         if shape <= 1 or loc >= d.min:
-            loc, fixed = _rule_shift(d), _RULE
+            loc, fixed = _rule_shift(d), (_RULE,)
         loc = _round(loc, d.spread, ROUND_FLOOR)
     shape, _, scale = stats.weibull_min.fit(d.sub, floc=loc)
     params = {"shape": shape, "scale": scale} | ({"shift": loc} if shifted else {})
-    return _Raw(params, 2 + shifted, fixed + d.note, down=("shift",),
+    return _Raw(params, 2 + shifted, (*fixed, *d.note), down=("shift",),
                 units={"scale": scale / max(1.0, shape), "shift": d.spread})
 
 
@@ -236,16 +240,15 @@ def _truncnorm_mle(y: np.ndarray) -> tuple[float, float, bool]:
 def _normal(d: _Data, shifted: bool) -> _Raw:
     shift = _round(d.min, d.spread, ROUND_FLOOR) if shifted else 0.0
     mu, sigma, bound = _truncnorm_mle(d.x - shift)
-    fixed = ("truncated at shift = min(x) (the MLE)" if shifted else "truncated at 0") + \
-        "; MLE by scipy.optimize (truncnorm.fit cannot tie a = −μ/σ)" + \
-        ("; mean/std at its bound −30 (the likelihood rises towards an exponential)" if bound else "")
+    fixed = (Phrase("fit_truncated_shift" if shifted else "fit_truncated_zero"), Phrase("fit_truncnorm"),
+             *((Phrase("fit_normal_at_bound"),) if bound else ()))
     return _Raw({"mean": mu, "std": sigma} | ({"shift": shift} if shifted else {}), 2 + shifted, fixed,
                 down=("shift",), up=("mean", "std") if bound else (), units={"mean": sigma, "shift": d.spread})
 
 
 def _uniform(d: _Data, shifted: bool) -> _Raw:
     low, width = stats.uniform.fit(d.x)
-    return _Raw({"low": low, "high": low + width}, 2, "low = min(x), high = max(x), the MLE", down=("low",),
+    return _Raw({"low": low, "high": low + width}, 2, (Phrase("fit_uniform"),), down=("low",),
                 up=("high",), units={"low": d.spread, "high": d.spread})
 
 
@@ -298,7 +301,8 @@ def _finish(family: str, raw: _Raw, d: _Data) -> Fit:
     loglik = _loglik(family, params, d)
     if not math.isfinite(loglik):
         raise _NoFit(f"{spec}: the log-likelihood is {loglik} (a time outside the support, or a density of 0)")
-    return Fit(family, spec, params, loglik, 2 * raw.k - 2 * loglik, math.nan, raw.fixed, raw.k)
+    return Fit(family, spec, params, loglik, 2 * raw.k - 2 * loglik, math.nan, "; ".join(map(str, raw.fixed)), raw.k,
+               raw.fixed)
 
 
 def _with_ks(fit: Fit, d: _Data) -> Fit:

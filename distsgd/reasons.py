@@ -368,6 +368,21 @@ REASONS: dict[str, str] = {
     "bound_needs_constants": "the bound needs L, μ and a bound on σ² (give them to from_functions)",
     "bound_no_constants": "the problem has no constants for it",
     "bound_schedule": "the bound and the exact curve are for a fixed K or H; a schedule changes it during the run",
+    # -- how a law was fitted to measured times (distsgd.fit: Fit.fixed_parts) ------------------------
+    "fit_loc_zero": "loc = 0",
+    "fit_exp_shift": "shift = min(x), the MLE (biased up by 1/(nλ) on average; not corrected)",
+    "fit_pareto_shift": "shift and x_m by scipy's MLE (shift + x_m = min)",
+    "fit_xm_min": "x_m = min(x), the MLE",
+    "fit_shift_interior": "shift = scipy's MLE (the interior maximum of the likelihood)",
+    "fit_shift_scipy": "shift = scipy's MLE",
+    "fit_shift_rule": "shift = min − first gap (no interior maximum: the likelihood grows without bound as the "
+                      "shift → min)",
+    "fit_truncated_shift": "truncated at shift = min(x) (the MLE)",
+    "fit_truncated_zero": "truncated at 0",
+    "fit_truncnorm": "MLE by scipy.optimize (truncnorm.fit cannot tie a = −μ/σ)",
+    "fit_normal_at_bound": "mean/std at its bound −30 (the likelihood rises towards an exponential)",
+    "fit_uniform": "low = min(x), high = max(x), the MLE",
+    "fit_subsample": "fitted on a subsample of {size} of the {n} times (seed {seed}), log-likelihood and KS on all",
     # -- a sweep's grid file and run (distsgd.sweeps) -----------------------------------------------
     "expected_scheme_name": "expected a scheme name (got {value!r})",
     "expected_nonempty": "expected a non-empty string (got {value!r})",

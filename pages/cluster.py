@@ -56,7 +56,7 @@ def body(sel: sidebar.Selection) -> None:
         st.subheader(tr("Which law fits the times"))
         fits = cached.fits_view(trace)
         page.table([{tr("family"): r["family"], tr("spec"): r["spec"], tr("aic"): r["aic"], tr("ks"): r["ks"],
-                     tr("fixed"): r["fixed"]} for r in fits["rows"]])
+                     tr("fixed"): views.phrases(r["fixed_parts"]) or r["fixed"]} for r in fits["rows"]])
         c1, c2 = st.columns(2)
         with c1:
             page.chart(fits["hist"], fits["rows"], "trace-fits", tr("The histogram of the times (up to their 99.5% "

@@ -33,7 +33,7 @@ ALLOWED = {
     "ring", "torus", "hypercube", "complete", "star", "random-regular", "edges",
     # laws and their spec names
     "exp", "exponential", "shifted", "shifted-exp", "pareto", "weibull", "lognormal", "normal", "uniform", "trace",
-    "rate", "shift", "scale", "shape", "alpha", "sigma", "mu", "xm", "low", "high", "mean", "std",
+    "rate", "shift", "scale", "shape", "alpha", "sigma", "mu", "xm", "low", "high", "mean", "std", "loc",
     "Exp", "Pareto", "Weibull", "LogNormal", "Normal", "Uniform", "Empirical",
     # formats, tools, statistics, units, the product
     "CSV", "JSON", "TSV", "Parquet", "Perfetto", "chrome", "tracing", "AIC", "KS", "NLU", "MLE", "scipy",
@@ -43,15 +43,14 @@ ALLOWED = {
     "Dutta", "AdaSync", "AdaComm",
 }
 #: table columns whose cells are still the library's English, knowingly: how each analytic value was
-#: obtained (a formula and its source, e.g. "exponential order statistic Δ + (H_n − H_{n−k})/λ") and
-#: how a fitted law's parameters were constrained (the cluster page's fits)
-ENGLISH_COLUMNS = {"方法", "约束说明"}
+#: obtained (a formula and its source, e.g. "exponential order statistic Δ + (H_n − H_{n−k})/λ")
+ENGLISH_COLUMNS = {"方法"}
 WORD = re.compile(r"[A-Za-z](?:[A-Za-z]|-(?=[A-Za-z]))+")  # a word of 2+ Latin letters (inner hyphens)
 TAG = re.compile(r"<[^<>]*>|`[^`]*`")  # HTML in chart texts (<sub>, <br>); code (a command, a column name)
 BILINGUAL = ("Language · 语言",)  # the language selector's label is in both on purpose
 LATEX = re.compile(r"\$[^$]*\$|\\\(.*?\\\)|\\[A-Za-z]+(\{[^}]*\})*")
-# file names, addresses, and specs like exp(rate=1)
-FILE = re.compile(r"\S+\.(csv|tsv|parquet|json|png)\b|https?://\S+|[\w-]+\([^()]*\)")
+# file names, addresses, specs like exp(rate=1), and Python names like scipy.optimize
+FILE = re.compile(r"\S+\.(csv|tsv|parquet|json|png)\b|https?://\S+|[\w-]+\([^()]*\)|\b[a-z_]+(\.[a-z_]+)+\b")
 
 
 def _texts(at) -> list[tuple[str, str]]:

@@ -453,7 +453,8 @@ def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
     and the histogram of the ``shown`` best."""
     fits = workers.call(fit_laws, trace.pooled)
     top = fits[:shown]
-    return {"rows": [{"family": f.family, "spec": f.spec, "aic": f.aic, "ks": f.ks, "fixed": f.fixed} for f in fits],
+    return {"rows": [{"family": f.family, "spec": f.spec, "aic": f.aic, "ks": f.ks, "fixed": f.fixed,
+                      "fixed_parts": f.fixed_parts} for f in fits],
             "best": fits[0].spec if fits else None,
             "qq": trace_plots.qq_figure(trace.pooled, top), "hist": trace_plots.fit_histogram_figure(trace.pooled, top)}
 

@@ -59,6 +59,12 @@ def word(text: Any) -> Any:
     return text
 
 
+def phrases(parts: Sequence[Phrase]) -> str:
+    """Phrases of the library (e.g. how a law was fitted) in the current language, one after
+    another ('' for none)."""
+    return tr("; ").join(str(phrase(p)) for p in parts)
+
+
 def bound_note(r: dict[str, Any]) -> Any:
     """A row's ``bound_note`` in the current language: from its reason (``bound_why``, a
     :class:`~distsgd.reasons.Phrase`) when the bound gives nothing, else as :func:`word`."""
