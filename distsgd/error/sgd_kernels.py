@@ -50,6 +50,22 @@ def fresh_sgd(w: np.ndarray, shrink: np.ndarray, sd_round: np.ndarray, h: np.nda
 
 
 @kernel
+def _record(w: np.ndarray, r: int, h: np.ndarray, k: int, counts: np.ndarray, loss: np.ndarray, col0: int,
+            j: int) -> int:
+    """A scheduled run's grid: ``loss[r, col0 + j] = ½ Σ_i h_i w_i²`` for the columns j, from the
+    given one on, at which replica r has made k updates (counts[r, j] == k); the next column."""
+    J = counts.shape[1]
+    if j < J and counts[r, j] == k:
+        s = 0.0
+        for i in range(w.shape[1]):
+            s += h[i] * w[r, i] * w[r, i]
+        while j < J and counts[r, j] == k:
+            loss[r, col0 + j] = 0.5 * s
+            j += 1
+    return j
+
+
+@kernel
 def scheduled_fresh(w: np.ndarray, applied: np.ndarray, upto: np.ndarray, values: np.ndarray,
                     shrink: np.ndarray, sd_round: np.ndarray, z: np.ndarray, h: np.ndarray,
                     counts: np.ndarray, loss: np.ndarray, col0: int) -> None:
@@ -61,18 +77,11 @@ def scheduled_fresh(w: np.ndarray, applied: np.ndarray, upto: np.ndarray, values
     w (R, d); values (R, n); shrink, sd_round (vmax + 1, d); z (Σ (upto − applied), d) standard
     normals; counts (R, J), each row non-decreasing within [applied[r], upto[r]]; loss (R, P)."""
     R, d = w.shape
-    J = counts.shape[1]
     p = 0
     for r in range(R):
         j = 0
         for k in range(applied[r], upto[r] + 1):
-            if j < J and counts[r, j] == k:
-                s = 0.0
-                for i in range(d):
-                    s += h[i] * w[r, i] * w[r, i]
-                while j < J and counts[r, j] == k:
-                    loss[r, col0 + j] = 0.5 * s
-                    j += 1
+            j = _record(w, r, h, k, counts, loss, col0, j)
             if k == upto[r]:
                 break
             v = values[r, k]
@@ -172,20 +181,13 @@ def scheduled_async(w: np.ndarray, read: np.ndarray, values: np.ndarray, workers
     applied), d); coef = (η, σ per coordinate, C, η_max); counts (R, J), each row non-decreasing
     within [applied[r], upto[r]]; loss (R, P)."""
     R, d = w.shape
-    J = counts.shape[1]
     h2 = h * h
     drift = np.empty(d)
     p = 0
     for r in range(R):
         j = 0
         for k in range(applied[r], upto[r] + 1):
-            if j < J and counts[r, j] == k:
-                s = 0.0
-                for i in range(d):
-                    s += h[i] * w[r, i] * w[r, i]
-                while j < J and counts[r, j] == k:
-                    loss[r, col0 + j] = 0.5 * s
-                    j += 1
+            j = _record(w, r, h, k, counts, loss, col0, j)
             if k == upto[r]:
                 break
             K = values[r, k]
