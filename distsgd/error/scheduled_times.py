@@ -183,11 +183,11 @@ class ScheduledTimes:
 
 
 class ScheduledKAsync:
-    """k-async (DESIGN §2.2) in R replicas, each with its own K, stepped one update at a time and
-    continued across checkpoints: the K workers with the earliest finish times (ties by worker
-    id) push in that order and wait for the update at the K-th push, then read the new parameters
-    and take their next mini-batch; the others go on.  The process of
-    :func:`~distsgd.engines.renewal.kasync_blocks` (its numpy path) with K per replica."""
+    """k-async (DESIGN §2.2) in R replicas, each with its own K, continued across checkpoints:
+    the K workers with the earliest finish times (ties by worker id) push in that order and wait
+    for the update at the K-th push, then read the new parameters and take their next mini-batch;
+    the others go on.  The process of :func:`~distsgd.engines.renewal.kasync_blocks` with K per
+    replica (see :meth:`extend`)."""
 
     def __init__(self, scheme: Scheme, source: Delay | Cluster, R: int, rng: np.random.Generator) -> None:
         self.m, self.source, self.rng = scheme.m, source, rng
