@@ -36,6 +36,7 @@ from .estimate import Estimate, infinite, numeric_kind
 from .numerics.quadrature import GL_HI, GL_LO, gl_pieces, power_tail
 from .params import Domain
 from .random import Seed, generator
+from .reasons import Text
 
 __all__ = [
     "Law", "order_statistic_mean", "order_statistic_std", "order_statistic_moments",
@@ -172,8 +173,8 @@ def order_statistic_quadrature(delay: Delay | Law, k: int, n: int) -> Estimate:
     law = delay if isinstance(delay, Law) else Law(delay)
     r = quadrature_moments(law, k, n)
     if not math.isfinite(r.mean):
-        return infinite("quadrature of I_{1-F}(n-k+1,k): the tail integral diverges")
-    return Estimate(r.mean, numeric_kind(r.mean, r.error), "quadrature of I_{1-F}(n-k+1,k)",
+        return infinite(Text.of("method_quadrature_os_infinite"))
+    return Estimate(r.mean, numeric_kind(r.mean, r.error), Text.of("method_quadrature_os"),
                     std=math.sqrt(r.var), error=r.error)
 
 

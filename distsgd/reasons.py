@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["REASONS", "Phrase", "english"]
+__all__ = ["REASONS", "Phrase", "Text", "english"]
 
 #: reason code → English template (``{{`` and ``}}`` are literal braces)
 REASONS: dict[str, str] = {
@@ -383,6 +383,80 @@ REASONS: dict[str, str] = {
     "fit_normal_at_bound": "mean/std at its bound −30 (the likelihood rises towards an exponential)",
     "fit_uniform": "low = min(x), high = max(x), the MLE",
     "fit_subsample": "fitted on a subsample of {size} of the {n} times (seed {seed}), log-likelihood and KS on all",
+    # -- how an analytic result was obtained (Estimate.method as a Text; the runtime tables) -------
+    "method_exp_os": "exponential order statistic Δ + (H_n − H_{{n−k}})/λ",
+    "method_pareto_os": "Pareto order statistic x_m Γ(n+1)Γ(n−k+1−1/α)/(Γ(n−k+1)Γ(n+1−1/α))",
+    "method_pareto_os_infinite": "Pareto order statistic: infinite since α(n−k+1) = {x:g} ≤ 1",
+    "method_uniform_os": "uniform order statistic a + (b − a)k/(n+1)",
+    "method_empirical_os": "empirical order statistic (finite sum over the trace)",
+    "method_quadrature_os": "quadrature of I_{{1-F}}(n-k+1,k)",
+    "method_quadrature_os_infinite": "quadrature of I_{{1-F}}(n-k+1,k): the tail integral diverges",
+    "method_renewal_nodes": "elementary renewal theorem E[X]/m (no node waits)",
+    "method_renewal_reward_nodes": "1 / Σ_i 1/E[X_i] (renewal–reward, no node waits)",
+    "method_mean_infinite_m": "{scheme}: E[X]/m with E[X] = ∞",
+    "method_nodes_infinite": "{scheme}: every node has E[X_i] = ∞",
+    "method_renewal": "elementary renewal theorem {what}",
+    "method_renewal_infinite": "{scheme}: {what} with E[X] = ∞",
+    "method_workers_infinite": "{scheme}: every worker has E[X_i] = ∞",
+    "method_renewal_reward": "{K} / Σ_i 1/E[X_i] (renewal–reward, DESIGN §7)",
+    "method_k1_async": "{method} (K = 1 is async)",
+    "method_km_sync": "{method} (K = m: everyone waits, as sync)",
+    "method_memoryless_kasync": "memoryless: (H_m − H_{{m−K}})/λ (Dutta et al. 2018)",
+    "method_nlu_bound": "E[X_{{K:m}}] bounds k-async for new-longer-than-used delays (Dutta et al. 2018); {method}",
+    "method_kasync_no_form": "k-async: no closed form, and E[X_{{K:m}}] is an upper bound only for "
+                             "new-longer-than-used delays, which this one is not",
+    "method_kasync_dependent": "k-async on a {kind} cluster whose mini-batches are not independent: no bound (DESIGN "
+                               "§7)",
+    "method_kasync_markov": "k-async under random slowdowns: one mini-batch's law is the mixture (1 − π)F(x) + "
+                            "πF(x/s), which is not NLU, so E[X_{{K:m}}] is no bound (DESIGN §7)",
+    "method_kasync_group_not_nlu": "k-async: E[X_{{K:m}}] bounds it only when every worker's law is "
+                                   "new-longer-than-used, and one group's is not",
+    "method_cluster_nlu_bound": "E[X_{{K:m}}] of the independent workers bounds k-async when every law is "
+                                "new-longer-than-used (DESIGN §7); {method}",
+    "method_replay_kth": "replay: mean over the steps of the K-th smallest time (DESIGN §7)",
+    "method_replay_largest": "replay: mean over the steps of the largest time (DESIGN §7)",
+    "method_poisson_superposition": "Poisson superposition K/(mλ)",
+    "method_constant_kbatch": "constant delay: ⌈K/m⌉·x",
+    "method_kbatch_one_worker_infinite": "k-batch-sync with m = 1: K·E[X] with E[X] = ∞",
+    "method_kbatch_one_worker": "one worker: sum of K delays K·E[X]",
+    "method_kbatch_infinite": "k-batch-sync: infinite since m·α = {x:g} ≤ 1 (all m workers can be stuck on long jobs)",
+    "method_poisson_superposition_groups": "Poisson superposition K/Σ_i λ_i",
+    "method_replay_local": "replay: mean over one cycle of rounds of (max_i Σ_h t + D)/H (DESIGN §7)",
+    "method_per_local_step": "{method}; per local step (E[max S] + D)/H",
+    "method_plus_d_h1": "{method} + D (H = 1)",
+    "method_h1": "{method} (H = 1)",
+    "method_local_infinite": "local SGD: E[S] = ∞ since α = {alpha:g} ≤ 1",
+    "method_constant_local": "constant delay: (H·x + D)/H",
+    "method_local_one_worker": "one worker: (H·E[X] + D)/H",
+    "method_per_step": "(E[max_i S_i] + D)/H, S_i a sum of H = {H} delays",
+    "method_gamma_quadrature": "HΔ + E[max of m Gamma(H, λ)] by quadrature of 1 − G(x)^m; {per_step}",
+    "method_local_bound": "local SGD: E[X_{{m:m}}] + D/H bounds the runtime per step (max of sums ≤ sum of maxima; "
+                          "lower bound {lower:.6g}); {method}",
+    "method_then": "{method}; {then}",
+    "method_cluster_none": "{scheme} on a {kind} cluster: no analytic result in this version",
+    "method_graph_no_upper": "d-psgd cycle time on {what}: no finite upper bound (E[X_{{m:m}}] and the moment bound "
+                             "are both infinite or unknown)",
+    "method_this_law": "this law",
+    "method_this_cluster": "this cluster",
+    "method_graph_upper": "upper bound on the d-psgd cycle time: {bound}",
+    "method_graph_upper_tighter": "upper bound on the d-psgd cycle time: {bound} (tighter than {other})",
+    "method_graph_infinite": "d-psgd: E[X] = ∞, and γ ≥ E[X]",
+    "method_graph_lower_degree": "lower bound E[X_{sub}] (d = {d}, the smallest degree: the walk that follows "
+                                 "the slowest neighbour)",
+    "method_graph_lower_mean": "lower bound E[X] (each node's own mini-batches)",
+    "method_graph_sync": "E[X_{sub}], the complete graph (sync)",
+    "method_graph_mgf": "inf_θ [ln(Δ+1) + ln E e^{{θX}}]/θ with Δ = {D} (θ = {theta:.4g})",
+    "method_graph_cluster_infinite": "d-psgd: some node has E[X_i] = ∞, and γ ≥ max_i E[X_i]",
+    "method_graph_lower_top": "lower bound max_i E[X_i] (each node's own mini-batches)",
+    "method_graph_cluster_sync": "sync's E[max_i X_i] on the cluster (the complete graph)",
+    "method_graph_cluster_mgf": "inf_θ [ln(Δ+1) + max_i ln E e^{{θX_i}}]/θ with Δ = {D} (θ = {theta:.4g})",
+    "method_graph_chain": "Markov chain of the iteration-count gaps ({states} states, {what}): γ = m / Σ_i λ_i P(i "
+                          "busy)",
+    "method_rate_every_node": "rate λ at every node",
+    "method_rate_each_node": "rate λ_i at node i",
+    "method_graph_complete": "complete graph = sync: E[X_{sub}]",
+    "method_graph_chain_too_big": "{method}; the exact chain has more than {max_states} states",
+    "method_graph_cluster_complete": "complete graph = sync on the cluster: E[max_i X_i]",
     # -- a sweep's grid file and run (distsgd.sweeps) -----------------------------------------------
     "expected_scheme_name": "expected a scheme name (got {value!r})",
     "expected_nonempty": "expected a non-empty string (got {value!r})",
@@ -498,6 +572,27 @@ class Phrase:
 
 def _phrase(code: str, fields: dict[str, Any]) -> Phrase:
     return Phrase(code, **fields)
+
+
+class Text(str):
+    """English made from a :class:`Phrase`: a str everywhere (JSON, the command line, files) that
+    keeps its ``phrase`` for the dashboard to translate (an analytic result's method).  Joined to
+    another string it is plain English again."""
+
+    phrase: Phrase
+
+    def __new__(cls, phrase: Phrase) -> Text:
+        self = super().__new__(cls, str(phrase))
+        self.phrase = phrase
+        return self
+
+    @classmethod
+    def of(cls, code: str, /, **fields: Any) -> Text:
+        """``Text(Phrase(code, **fields))``."""
+        return cls(Phrase(code, **fields))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Text, (self.phrase,))
 
 
 def english(code: str, /, **fields: Any) -> str:

@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = sorted((ROOT / "distsgd").rglob("*.py"))
 #: the calls that make a refusal: (function name, index of the reason argument, its fixed fields)
 MAKERS = {"ParameterError": (1, set()), "Phrase": (0, set()), "_Corrupt": (0, set()),
-          "_error": (1, {"file"}), "_refuse": (2, {"file"})}
+          "_error": (1, {"file"}), "_refuse": (2, {"file"}), "of": (0, set())}  # of: Text.of(code, …)
 
 
 def _codes(node: ast.expr) -> list[str] | None:

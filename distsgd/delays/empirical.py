@@ -18,6 +18,7 @@ from .. import limits
 from ..estimate import Estimate
 from ..params import Domain, ParameterError
 from ..params import shortest as _fmt
+from ..reasons import Text
 from .base import Delay
 
 __all__ = ["Empirical", "EMPIRICAL_MAX_VALUES", "EMPIRICAL_MAX_BYTES", "TRACE_TIME"]
@@ -238,7 +239,7 @@ class Empirical(Delay):
         mean = x[0] + float(np.sum(np.diff(x) * s[:-1]))
         pmf = np.concatenate([[1.0], s[:-1]]) - s
         var = float(np.sum(pmf * (x - mean) ** 2))
-        return Estimate(mean + self.shift, "exact", "empirical order statistic (finite sum over the trace)",
+        return Estimate(mean + self.shift, "exact", Text.of("method_empirical_os"),
                         std=math.sqrt(max(var, 0.0)))
 
     @property

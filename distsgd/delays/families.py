@@ -17,6 +17,7 @@ from .. import limits
 from ..estimate import Estimate, infinite
 from ..params import Domain, ParameterError
 from ..params import shortest as _fmt
+from ..reasons import Text
 from .base import _T_MAX, _T_MIN, Delay, ParamView
 
 __all__ = ["Exponential", "Pareto", "LogNormal", "TruncatedNormal", "Weibull", "Uniform"]
@@ -88,7 +89,7 @@ class Exponential(Delay):
         """
         mean = self.shift + _harmonic_diff(n, k) / self.rate
         std = math.sqrt(_harmonic_diff(n, k, 2)) / self.rate
-        return Estimate(mean, "exact", "exponential order statistic Δ + (H_n − H_{n−k})/λ", std=std)
+        return Estimate(mean, "exact", Text.of("method_exp_os"), std=std)
 
     def sum_law(self, count: int) -> tuple[Any, float]:
         """A sum of ``count`` copies is count·Δ + Gamma(count, λ)."""
@@ -178,7 +179,7 @@ class Pareto(Delay):
         """
         a = self.alpha
         if a * (n - k + 1) <= 1.0:
-            return infinite(f"Pareto order statistic: infinite since α(n−k+1) = {a * (n - k + 1):g} ≤ 1")
+            return infinite(Text.of("method_pareto_os_infinite", x=a * (n - k + 1)))
         i = np.arange(n - k + 1, n + 1, dtype=float)
         mean_y = self.xm * math.exp(float(np.sum(-np.log1p(-1.0 / (a * i)))))
         if a * (n - k + 1) > 2.0:
@@ -186,8 +187,7 @@ class Pareto(Delay):
             std = mean_y * math.sqrt(math.expm1(ratio))
         else:
             std = math.inf
-        return Estimate(mean_y + self.shift, "exact", "Pareto order statistic x_m Γ(n+1)Γ(n−k+1−1/α)/"
-                        "(Γ(n−k+1)Γ(n+1−1/α))", std=std)
+        return Estimate(mean_y + self.shift, "exact", Text.of("method_pareto_os"), std=std)
 
     def _label(self) -> str:
         return f"Pareto(x_m={_fmt(self.xm)}, α={_fmt(self.alpha)})"
@@ -485,7 +485,7 @@ class Uniform(Delay):
         w = self.high - self.low
         mean = self.shift + self.low + w * k / (n + 1)
         std = w * math.sqrt(k * (n - k + 1) / ((n + 1) ** 2 * (n + 2.0)))
-        return Estimate(mean, "exact", "uniform order statistic a + (b − a)k/(n+1)", std=std)
+        return Estimate(mean, "exact", Text.of("method_uniform_os"), std=std)
 
     @property
     def jump_spacing(self) -> float:

@@ -54,6 +54,7 @@ from ..delays import Delay
 from ..estimate import VALUE_KINDS, Estimate, infinite, numeric_kind, unavailable
 from ..jit import kernel
 from ..orderstats import order_statistic_mean
+from ..reasons import Phrase, Text
 
 __all__ = ["Graph", "CSR", "csr_arrays", "ChainSolution", "gap_states", "solve_gap_chain", "mgf_bound",
            "dpsgd_cycle_time", "dpsgd_cluster_cycle_time", "dpsgd_bounds", "adpsgd_node_staleness"]
@@ -356,16 +357,16 @@ def _degrees(graph: Graph) -> tuple[int, int, int]:
     return indptr.size - 1, int(deg.min()), int(deg.max())
 
 
-def _upper(candidates: list[tuple[float, str]], what: str) -> Estimate:
+def _upper(candidates: list[tuple[float, Phrase]], what: Phrase) -> Estimate:
     """The smallest finite candidate as an ``upper_bound``, its method saying which it is."""
     finite = [(v, s) for v, s in candidates if math.isfinite(v)]
     if not finite:
-        return unavailable(f"d-psgd cycle time on {what}: no finite upper bound (E[X_{{m:m}}] and the moment "
-                           "bound are both infinite or unknown)")
-    v, s = min(finite)
+        return unavailable(Text.of("method_graph_no_upper", what=what))
+    v, s = min(finite, key=lambda c: c[0])
     others = [t for u, t in finite if t != s]
-    return Estimate(v, "upper_bound", f"upper bound on the d-psgd cycle time: {s}"
-                    + (f" (tighter than {others[0]})" if others else ""))
+    if others:
+        return Estimate(v, "upper_bound", Text.of("method_graph_upper_tighter", bound=s, other=others[0]))
+    return Estimate(v, "upper_bound", Text.of("method_graph_upper", bound=s))
 
 
 def dpsgd_bounds(source: Delay | Cluster, graph: Graph, work: float = limits.ANALYTIC_WORK
@@ -378,19 +379,19 @@ def dpsgd_bounds(source: Delay | Cluster, graph: Graph, work: float = limits.ANA
         return _cluster_bounds(source, m, D, work)
     delay = source
     if not math.isfinite(delay.mean):
-        return (infinite("d-psgd: E[X] = ∞, and γ ≥ E[X]"),) * 2
+        return (infinite(Text.of("method_graph_infinite")),) * 2
     low = order_statistic_mean(delay, d + 1, d + 1)
     if low.kind in VALUE_KINDS and low.value is not None:
-        lower = Estimate(low.value, "lower_bound", f"lower bound E[X_{{{d + 1}:{d + 1}}}] (d = {d}, the smallest "
-                         "degree: the walk that follows the slowest neighbour)")
+        lower = Estimate(low.value, "lower_bound",
+                         Text.of("method_graph_lower_degree", sub=f"{{{d + 1}:{d + 1}}}", d=d))
     else:
-        lower = Estimate(delay.mean, "lower_bound", "lower bound E[X] (each node's own mini-batches)")
+        lower = Estimate(delay.mean, "lower_bound", Text.of("method_graph_lower_mean"))
     sync = order_statistic_mean(delay, m, m)
     cands = [(sync.value if sync.kind in VALUE_KINDS and sync.value is not None else math.inf,
-              f"E[X_{{{m}:{m}}}], the complete graph (sync)")]
+              Phrase("method_graph_sync", sub=f"{{{m}:{m}}}"))]
     bound, theta = _law_mgf_bound((delay,), D)
-    cands.append((bound, f"inf_θ [ln(Δ+1) + ln E e^{{θX}}]/θ with Δ = {D} (θ = {theta:.4g})"))
-    return lower, _upper(cands, "this law")
+    cands.append((bound, Phrase("method_graph_mgf", D=D, theta=theta)))
+    return lower, _upper(cands, Phrase("method_this_law"))
 
 
 def _sync_on(cluster: Cluster, work: float) -> Estimate:
@@ -398,7 +399,7 @@ def _sync_on(cluster: Cluster, work: float) -> Estimate:
     of the stationary marginals (independent workers; the Markov states are stationary)."""
     exact = cluster.exact_kth_mean(cluster.m)
     if exact is not None:
-        return Estimate(exact, "exact", "replay: mean over the steps of the largest time")
+        return Estimate(exact, "exact", Text.of("method_replay_largest"))
     return kth_of_independent(cluster.marginals(), cluster.m, work)
 
 
@@ -406,23 +407,22 @@ def _cluster_bounds(cluster: Cluster, m: int, D: int, work: float) -> tuple[Esti
     means = cluster.worker_means()
     top = float(np.max(means))
     if not math.isfinite(top):
-        return (infinite("d-psgd: some node has E[X_i] = ∞, and γ ≥ max_i E[X_i]"),) * 2
-    lower = Estimate(top, "lower_bound", "lower bound max_i E[X_i] (each node's own mini-batches)")
+        return (infinite(Text.of("method_graph_cluster_infinite")),) * 2
+    lower = Estimate(top, "lower_bound", Text.of("method_graph_lower_top"))
     sync = _sync_on(cluster, work)
     cands = [(sync.value if sync.kind in VALUE_KINDS and sync.value is not None else math.inf,
-              "sync's E[max_i X_i] on the cluster (the complete graph)")]
+              Phrase("method_graph_cluster_sync"))]
     if cluster.groups is not None:  # independent workers, i.i.d. over time: the moment bound
         bound, theta = _law_mgf_bound(tuple(g.delay for g in cluster.groups), D)
-        cands.append((bound, f"inf_θ [ln(Δ+1) + max_i ln E e^{{θX_i}}]/θ with Δ = {D} (θ = {theta:.4g})"))
-    return lower, _upper(cands, "this cluster")
+        cands.append((bound, Phrase("method_graph_cluster_mgf", D=D, theta=theta)))
+    return lower, _upper(cands, Phrase("method_this_cluster"))
 
 
-def _chain_estimate(sol: ChainSolution, scale: float, what: str) -> Estimate:
+def _chain_estimate(sol: ChainSolution, scale: float, what: Phrase) -> Estimate:
     """γ from a solved chain (rates in units of 1/scale) as an Estimate."""
     value, err = sol.cycle_time * scale, sol.cycle_time * scale * sol.error / sol.throughput
     kind = "exact" if err <= _EXACT_REL * value else numeric_kind(value, err)
-    return Estimate(value, kind, f"Markov chain of the iteration-count gaps ({sol.states} states, {what}): "
-                    "γ = m / Σ_i λ_i P(i busy)", error=err)
+    return Estimate(value, kind, Text.of("method_graph_chain", states=sol.states, what=what), error=err)
 
 
 def dpsgd_cycle_time(delay: Delay, graph: Graph, work: float = limits.ANALYTIC_WORK,
@@ -432,15 +432,15 @@ def dpsgd_cycle_time(delay: Delay, graph: Graph, work: float = limits.ANALYTIC_W
     (module doc); otherwise the tighter upper bound of :func:`dpsgd_bounds`."""
     m, d, _ = _degrees(graph)
     if d == m - 1:
-        return order_statistic_mean(delay, m, m).renamed(f"complete graph = sync: E[X_{{{m}:{m}}}]")
+        return order_statistic_mean(delay, m, m).renamed(Text.of("method_graph_complete", sub=f"{{{m}:{m}}}"))
     if delay.memoryless:
         sol = solve_gap_chain(graph, None, max_states)
         if sol is not None:
-            return _chain_estimate(sol, delay.mean, "rate λ at every node")
+            return _chain_estimate(sol, delay.mean, Phrase("method_rate_every_node"))
     lower, upper = dpsgd_bounds(delay, graph, work)
     if upper.value is None or not delay.memoryless:
         return upper
-    return upper.renamed(upper.method + f"; the exact chain has more than {max_states} states")
+    return upper.renamed(Text.of("method_graph_chain_too_big", method=upper.method, max_states=max_states))
 
 
 def dpsgd_cluster_cycle_time(cluster: Cluster, graph: Graph, work: float = limits.ANALYTIC_WORK,
@@ -449,12 +449,12 @@ def dpsgd_cluster_cycle_time(cluster: Cluster, graph: Graph, work: float = limit
     λ_i, no shift, no state) exactly by the chain; otherwise the tighter upper bound."""
     m, d, _ = _degrees(graph)
     if d == m - 1:
-        return _sync_on(cluster, work).renamed("complete graph = sync on the cluster: E[max_i X_i]")
+        return _sync_on(cluster, work).renamed(Text.of("method_graph_cluster_complete"))
     groups = cluster.groups
     if groups is not None and all(g.delay.memoryless for g in groups):
         sol = solve_gap_chain(graph, 1.0 / cluster.worker_means(), max_states)
         if sol is not None:
-            return _chain_estimate(sol, 1.0, "rate λ_i at node i")
+            return _chain_estimate(sol, 1.0, Phrase("method_rate_each_node"))
     return dpsgd_bounds(cluster, graph, work)[1]
 
 

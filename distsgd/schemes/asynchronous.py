@@ -21,7 +21,7 @@ from ..engines.batchmeans import BatchMeans
 from ..engines.renewal import UpdateTrace
 from ..estimate import Estimate, infinite, unavailable
 from ..orderstats import order_statistic_mean
-from ..reasons import Phrase
+from ..reasons import Phrase, Text
 from .base import Scheme, WithK, register
 
 __all__ = ["Async", "KAsync", "KBatchAsync"]
@@ -41,8 +41,8 @@ class _Renewal(Scheme):
         K = self.grads_per_update
         what = "E[X]/m" if K == 1 else "K·E[X]/m"
         if not math.isfinite(delay.mean):
-            return infinite(f"{self.name}: {what} with E[X] = ∞")
-        return Estimate(K * delay.mean / self.m, "exact", f"elementary renewal theorem {what}")
+            return infinite(Text.of("method_renewal_infinite", scheme=self.name, what=what))
+        return Estimate(K * delay.mean / self.m, "exact", Text.of("method_renewal", what=what))
 
     def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
         """Long-run time per update K / Σ_i 1/E[X_i] (renewal–reward: worker i completes 1/E[X_i]
@@ -50,8 +50,8 @@ class _Renewal(Scheme):
         K = self.grads_per_update
         rate = float(np.sum(1.0 / cluster.worker_means()))
         if rate == 0.0:
-            return infinite(f"{self.name}: every worker has E[X_i] = ∞")
-        return Estimate(K / rate, "exact", ("" if K == 1 else "K") + " / Σ_i 1/E[X_i] (renewal–reward, DESIGN §7)")
+            return infinite(Text.of("method_workers_infinite", scheme=self.name))
+        return Estimate(K / rate, "exact", Text.of("method_renewal_reward", K=1 if K == 1 else "K"))
 
     def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:
@@ -122,21 +122,19 @@ class KAsync(_Renewal, WithK):
         m, K = self.m, self.K
         if K == 1:
             est = super().expected_runtime(delay, work)
-            return est.renamed(est.method + " (K = 1 is async)") if est.value is not None else est
+            return est.renamed(Text.of("method_k1_async", method=est.method)) if est.value is not None else est
         if K == m:
             est = order_statistic_mean(delay, m, m)
-            return est.renamed(est.method + " (K = m: everyone waits, as sync)") if est.value is not None else est
+            return est.renamed(Text.of("method_km_sync", method=est.method)) if est.value is not None else est
         if delay.memoryless:
             est = order_statistic_mean(delay, K, m)
-            return Estimate(est.value, "exact", "memoryless: (H_m − H_{m−K})/λ (Dutta et al. 2018)", est.std)
+            return Estimate(est.value, "exact", Text.of("method_memoryless_kasync"), est.std)
         if delay.is_nlu:
             est = order_statistic_mean(delay, K, m)
             if est.value is None:
                 return est
-            return Estimate(est.value, "upper_bound", f"E[X_{{K:m}}] bounds k-async for new-longer-than-used "
-                            f"delays (Dutta et al. 2018); {est.method}", error=est.error)
-        return unavailable("k-async: no closed form, and E[X_{K:m}] is an upper bound only for "
-                           "new-longer-than-used delays, which this one is not")
+            return Estimate(est.value, "upper_bound", Text.of("method_nlu_bound", method=est.method), error=est.error)
+        return unavailable(Text.of("method_kasync_no_form"))
 
     def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
         """K = 1 is async; K = m is sync (everyone waits, all restart together); otherwise the
@@ -147,22 +145,19 @@ class KAsync(_Renewal, WithK):
             return super().cluster_runtime(cluster, work)
         if K == m:
             est = kth_of_independent(cluster.marginals(), m, work)
-            return est.renamed(est.method + " (K = m: everyone waits, as sync)") if est.value is not None else est
+            return est.renamed(Text.of("method_km_sync", method=est.method)) if est.value is not None else est
         groups = cluster.groups
         if groups is None:
             if cluster.kind != "markov":
-                return unavailable(f"k-async on a {cluster.kind} cluster whose mini-batches are not independent: "
-                                   "no bound (DESIGN §7)")
-            return unavailable("k-async under random slowdowns: one mini-batch's law is the mixture "
-                               "(1 − π)F(x) + πF(x/s), which is not NLU, so E[X_{K:m}] is no bound (DESIGN §7)")
+                return unavailable(Text.of("method_kasync_dependent", kind=cluster.kind))
+            return unavailable(Text.of("method_kasync_markov"))
         if not all(g.delay.is_nlu for g in groups):
-            return unavailable("k-async: E[X_{K:m}] bounds it only when every worker's law is "
-                               "new-longer-than-used, and one group's is not")
+            return unavailable(Text.of("method_kasync_group_not_nlu"))
         est = kth_of_independent(cluster.marginals(), K, work)
         if est.value is None:
             return est
-        return Estimate(est.value, "upper_bound", "E[X_{K:m}] of the independent workers bounds k-async when "
-                        f"every law is new-longer-than-used (DESIGN §7); {est.method}", error=est.error)
+        return Estimate(est.value, "upper_bound", Text.of("method_cluster_nlu_bound", method=est.method),
+                        error=est.error)
 
     def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:

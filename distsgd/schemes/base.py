@@ -16,7 +16,7 @@ from ..engines.batchmeans import BatchMeans
 from ..engines.renewal import UpdateTrace
 from ..estimate import Estimate, unavailable
 from ..params import Domain, ParameterError
-from ..reasons import Phrase
+from ..reasons import Phrase, Text
 
 __all__ = ["Scheme", "SCHEMES", "register", "M", "K_DOMAIN", "H_DOMAIN", "COMM_DELAY", "M_MAX", "K_BATCH_MAX", "H_MAX"]
 
@@ -98,7 +98,7 @@ class Scheme:
 
     def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
         """E[T] per iteration on a cluster other than i.i.d. (validated, m matching; DESIGN §7)."""
-        return unavailable(f"{self.name} on a {cluster.kind} cluster: no analytic result in this version")
+        return unavailable(Text.of("method_cluster_none", scheme=self.name, kind=cluster.kind))
 
     # -- Monte Carlo ---------------------------------------------------------------------
     def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:

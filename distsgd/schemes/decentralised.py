@@ -24,6 +24,7 @@ from ..engines.renewal import UpdateTrace
 from ..estimate import Estimate, infinite
 from ..numerics import graph_chain
 from ..params import ParameterError
+from ..reasons import Text
 from ..topology import Topology, check_topology
 from .base import Scheme, register
 
@@ -141,15 +142,15 @@ class ADPSGD(GraphScheme):
         """Long-run time per gradient E[X]/m: every node is a renewal process that never waits
         (elementary renewal theorem, as async)."""
         if not math.isfinite(delay.mean):
-            return infinite(f"{self.name}: E[X]/m with E[X] = ∞")
-        return Estimate(delay.mean / self.m, "exact", "elementary renewal theorem E[X]/m (no node waits)")
+            return infinite(Text.of("method_mean_infinite_m", scheme=self.name))
+        return Estimate(delay.mean / self.m, "exact", Text.of("method_renewal_nodes"))
 
     def cluster_runtime(self, cluster: Cluster, work: float) -> Estimate:
         """1 / Σ_i 1/E[X_i] (renewal–reward, as async on a cluster)."""
         rate = float(np.sum(1.0 / cluster.worker_means()))
         if rate == 0.0:
-            return infinite(f"{self.name}: every node has E[X_i] = ∞")
-        return Estimate(1.0 / rate, "exact", "1 / Σ_i 1/E[X_i] (renewal–reward, no node waits)")
+            return infinite(Text.of("method_nodes_infinite", scheme=self.name))
+        return Estimate(1.0 / rate, "exact", Text.of("method_renewal_reward_nodes"))
 
     def update_trace(self, delay: Delay | Cluster, replicas: int, updates: int, rng: np.random.Generator,
                      record: bool) -> UpdateTrace:

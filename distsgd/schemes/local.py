@@ -17,7 +17,7 @@ from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite, numeric_kind
 from ..numerics.maxsum import max_of_sums_mean
 from ..orderstats import Law, order_statistic_mean, quadrature_moments
-from ..reasons import Phrase
+from ..reasons import Phrase, Text
 from .base import COMM_DELAY, H_DOMAIN, Scheme, register
 
 __all__ = ["LocalSGD"]
@@ -55,19 +55,19 @@ class LocalSGD(Scheme):
         slow spells the H times of a round are correlated: no analytic result."""
         exact = cluster.exact_local_sgd_mean(self.H, self.comm_delay)
         if exact is not None:
-            return Estimate(exact, "exact", "replay: mean over one cycle of rounds of (max_i Σ_h t + D)/H "
-                            "(DESIGN §7)")
+            return Estimate(exact, "exact", Text.of("method_replay_local"))
         if self.H != 1:
             groups = cluster.groups
             if groups is None:
                 return super().cluster_runtime(cluster, work)
             est = local_sgd_of_groups(groups, self.H, work)
             return est if est.value is None else est.scaled(1.0 / self.H, self.comm_delay / self.H,
-                                                            est.method + "; per local step (E[max S] + D)/H")
+                                                            Text.of("method_per_local_step", method=est.method))
         est = kth_of_independent(cluster.marginals(), self.m, work)
         if est.value is None:
             return est
-        return est.scaled(1.0, self.comm_delay, est.method + (" + D (H = 1)" if self.comm_delay else " (H = 1)"))
+        return est.scaled(1.0, self.comm_delay,
+                          Text.of("method_plus_d_h1" if self.comm_delay else "method_h1", method=est.method))
 
     def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
         return clusters.local_sgd_times(cluster, self.H, self.comm_delay, R, n, rng)
@@ -81,23 +81,23 @@ class LocalSGD(Scheme):
         (exponential: Gamma) by quadrature; otherwise on lattices, with the bound
         E[max S] ≤ H·E[X_{m:m}] when that is over its budget."""
         m, H, D = self.m, self.H, self.comm_delay
-        per_step = f"(E[max_i S_i] + D)/H, S_i a sum of H = {H} delays"
+        per_step = Phrase("method_per_step", H=H)
         if H == 1:
             est = order_statistic_mean(delay, m, m)
-            return est.scaled(1.0, D, est.method + " + D (H = 1)" if D else est.method)
+            return est.scaled(1.0, D, Text.of("method_plus_d_h1", method=est.method) if D else est.method)
         if not math.isfinite(delay.mean):
-            return infinite(f"local SGD: E[S] = ∞ since α = {delay.tail_index:g} ≤ 1")
+            return infinite(Text.of("method_local_infinite", alpha=delay.tail_index))
         x = delay.constant
         if x is not None:
-            return Estimate((H * x + D) / H, "exact", "constant delay: (H·x + D)/H", std=0.0)
+            return Estimate((H * x + D) / H, "exact", Text.of("method_constant_local"), std=0.0)
         if m == 1:
             std = math.sqrt(H * delay.var) / H if math.isfinite(delay.var) else math.inf
-            return Estimate((H * delay.mean + D) / H, "exact", "one worker: (H·E[X] + D)/H", std=std)
+            return Estimate((H * delay.mean + D) / H, "exact", Text.of("method_local_one_worker"), std=std)
         law = delay.sum_law(H)
         if law is not None:
             r = quadrature_moments(Law(law[0], shift=law[1]), m, m)
-            est = Estimate(r.mean, numeric_kind(r.mean, r.error), "HΔ + E[max of m Gamma(H, λ)] by quadrature "
-                           "of 1 − G(x)^m; " + per_step, std=math.sqrt(r.var), error=r.error)
+            est = Estimate(r.mean, numeric_kind(r.mean, r.error), Text.of("method_gamma_quadrature", per_step=per_step),
+                           std=math.sqrt(r.var), error=r.error)
             return est.scaled(1.0 / H, D / H)
         est = max_of_sums_mean(delay, m, H, work=work)
         if est.value is None:
@@ -107,9 +107,8 @@ class LocalSGD(Scheme):
                 return est
             lower = (top.value + (H - 1) * delay.mean + D) / H
             return Estimate(top.value + D / H, "upper_bound",
-                            f"local SGD: E[X_{{m:m}}] + D/H bounds the runtime per step (max of sums ≤ sum of "
-                            f"maxima; lower bound {lower:.6g}); {est.method}")
-        return est.scaled(1.0 / H, D / H, est.method + "; " + per_step)
+                            Text.of("method_local_bound", lower=lower, method=est.method))
+        return est.scaled(1.0 / H, D / H, Text.of("method_then", method=est.method, then=per_step))
 
     def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
         return iid.local_sgd_times(delay, self.m, self.H, self.comm_delay, n, rng)

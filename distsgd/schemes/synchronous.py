@@ -22,6 +22,7 @@ from ..estimate import Estimate, infinite
 from ..numerics.superposition import kbatch_sync_runtime
 from ..orderstats import order_statistic_mean, sample_order_statistic
 from ..params import ceil_div
+from ..reasons import Text
 from .base import Scheme, WithK, register
 
 __all__ = ["Sync", "KSync", "KBatchSync"]
@@ -45,8 +46,7 @@ class _KOfM(Scheme):
         K = self.grads_per_update
         exact = cluster.exact_kth_mean(K)
         if exact is not None:
-            which = "largest" if K == self.m else "K-th smallest"
-            return Estimate(exact, "exact", f"replay: mean over the steps of the {which} time (DESIGN §7)")
+            return Estimate(exact, "exact", Text.of("method_replay_largest" if K == self.m else "method_replay_kth"))
         return kth_of_independent(cluster.marginals(), K, work)
 
     def cluster_times(self, cluster: Cluster, R: int, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -99,21 +99,20 @@ class KBatchSync(WithK):
         K = 1 is E[X_{1:m}]; otherwise the renewal superposition on lattices."""
         m, K = self.m, self.K
         if delay.memoryless:  # 1/λ = E[X]
-            return Estimate(K * delay.mean / m, "exact", "Poisson superposition K/(mλ)",
+            return Estimate(K * delay.mean / m, "exact", Text.of("method_poisson_superposition"),
                             std=math.sqrt(K) * delay.mean / m)
         if K == 1:
             return order_statistic_mean(delay, 1, m)
         x = delay.constant
         if x is not None:
-            return Estimate(ceil_div(K, m) * x, "exact", "constant delay: ⌈K/m⌉·x", std=0.0)
+            return Estimate(ceil_div(K, m) * x, "exact", Text.of("method_constant_kbatch"), std=0.0)
         if m == 1:
             if not math.isfinite(delay.mean):
-                return infinite("k-batch-sync with m = 1: K·E[X] with E[X] = ∞")
-            return Estimate(K * delay.mean, "exact", "one worker: sum of K delays K·E[X]",
+                return infinite(Text.of("method_kbatch_one_worker_infinite"))
+            return Estimate(K * delay.mean, "exact", Text.of("method_kbatch_one_worker"),
                             std=math.sqrt(K * delay.var) if math.isfinite(delay.var) else math.inf)
         if m * delay.tail_index <= 1.0:
-            return infinite(f"k-batch-sync: infinite since m·α = {m * delay.tail_index:g} ≤ 1 (all m workers "
-                            "can be stuck on long jobs)")
+            return infinite(Text.of("method_kbatch_infinite", x=m * delay.tail_index))
         return kbatch_sync_runtime(delay, m, K, work=work)
 
     def iteration_times(self, delay: Delay, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -139,7 +138,8 @@ class KBatchSync(WithK):
             return super().cluster_runtime(cluster, work)
         if all(g.delay.memoryless for g in groups):
             rate = float(np.sum(1.0 / cluster.worker_means()))
-            return Estimate(self.K / rate, "exact", "Poisson superposition K/Σ_i λ_i", std=math.sqrt(self.K) / rate)
+            return Estimate(self.K / rate, "exact", Text.of("method_poisson_superposition_groups"),
+                            std=math.sqrt(self.K) / rate)
         if self.K == 1:
             return kth_of_independent(cluster.marginals(), 1, work)
         return kbatch_sync_of_groups(groups, self.K, work)

@@ -43,7 +43,7 @@ import streamlit as st
 from babel.messages.pofile import read_po
 
 from ..params import ParameterError, from_jsonable
-from ..reasons import REASONS, Phrase
+from ..reasons import REASONS, Phrase, Text
 
 __all__ = ["LANGUAGES", "LOCALES", "tr", "N_", "language", "set_language", "catalogue", "figure",
            "translate", "fill", "fields", "from_locale", "phrase"]
@@ -123,6 +123,8 @@ def phrase(value: Any, lang: str | None = None, parameter: str | None = None) ->
     In English this is the library's own text."""
     lang = lang or language()
     value = from_jsonable(value)
+    if isinstance(value, Text):
+        value = value.phrase
     if isinstance(value, ParameterError):
         detail = phrase(Phrase(value.reason, **value.fields), lang)
         text = _REFUSAL if lang == "en" else catalogue(lang).get(_REFUSAL, _REFUSAL)

@@ -165,7 +165,7 @@ def mc_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
 def runtime_table(here: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """The runtime page's table: every scheme at the sidebar's (m, K)."""
     return [{tr("scheme"): r["label"], tr("analytic E[T]"): r["analytic"], tr("kind"): word(r["kind"]),
-             tr("method"): r["method"], tr("Monte Carlo mean"): r.get("mc_mean"),
+             tr("method"): phrase(r["method"]), tr("Monte Carlo mean"): r.get("mc_mean"),
              tr("95% CI"): _ci(r), tr("iterations"): r.get("mc_iterations"),
              tr("mean staleness"): r.get("staleness_mean"), tr("Monte Carlo note"): mc_note(r)} for r in here]
 
