@@ -457,6 +457,55 @@ REASONS: dict[str, str] = {
     "method_graph_complete": "complete graph = sync: E[X_{sub}]",
     "method_graph_chain_too_big": "{method}; the exact chain has more than {max_states} states",
     "method_graph_cluster_complete": "complete graph = sync on the cluster: E[max_i X_i]",
+    "method_tail_too_heavy": "the tail is too heavy to integrate",
+    "method_on_lattice": "the trace lies on the lattice",
+    "method_midpoint": "extrapolation failed, midpoint of the lattice bracket",
+    "method_maxsum_bracket": "max of m sums of H delays: the bracket H·L ≤ E[max S] ≤ H·E[X_{{m:m}}] is tighter than "
+                             "1e-9 relative",
+    "method_maxsum_underflow": "max of m sums of H delays: the lattice step underflows next to the lower end of X",
+    "method_maxsum_lattice": "max of m sums of H delays: FFT convolution power on lattices, Richardson",
+    "method_maxsum_budget": "local SGD with m = {m}, H = {H}: the convolution exceeds the work budget",
+    "method_maxsum_asymptote": "beyond x = {x:.4g} the subexponential asymptote P(S > x) ≈ H·P(X > x − (H−1)E[X]) is "
+                               "used",
+    "method_wald": "(K+m)E[X]/m (Wald)",
+    "method_kth_pathwise": "E[X_{{K:m}}] (pathwise)",
+    "method_cmax_pathwise": "⌈K/m⌉·E[X_{{m:m}}] (pathwise)",
+    "method_kbatch_no_bound": "k-batch-sync: {why}, and no finite bound is known",
+    "method_kbatch_upper": "k-batch-sync: upper bound {bound}; {why}",
+    "method_kbatch_bracket": "k-batch-sync: the bracket ⌈K/m⌉·L ≤ E[T] ≤ {bound} is tighter than 1e-9 relative",
+    "method_underflow": "the lattice step underflows next to the lower end of X",
+    "method_renewal_budget_mk": "the renewal computation for m = {m}, K = {K} exceeds the work budget",
+    "method_renewal_budget": "the renewal computation exceeds the work budget",
+    "method_superposition_lattice": "renewal superposition ∫P(N(t)<K)dt (lattice FFT convolution, Richardson)",
+    "method_power_tail": "power-law tail extrapolated beyond the grid",
+    "method_tail_left_out": "the tail beyond t = {t:.3g} is too heavy to extrapolate and is left out",
+    "method_kth_infinite": "X_{{K:m}} needs m − K + 1 = {n} slow workers; their tail indices sum to {alpha:g} ≤ 1",
+    "method_pb_integral_budget": "the Poisson-binomial integral needs about {terms:.3g} binomial terms, over the "
+                                 "{work:.3g} budget",
+    "method_pb_quadrature": "Poisson-binomial quadrature of P(#{{i: X_i ≤ x}} < K) over {groups} groups of "
+                            "independent workers",
+    "method_pb_quadrature_one": "Poisson-binomial quadrature of P(#{{i: X_i ≤ x}} < K) over {groups} group of "
+                                "independent workers",
+    "method_pb_sum_budget": "the Poisson-binomial sum needs about {terms:.3g} binomial terms, over the {work:.3g} "
+                            "budget",
+    "method_pb_sum": "Poisson-binomial sum of P(#{{i: X_i ≤ x}} < K) over the {atoms} atoms of {groups} groups of "
+                     "independent workers (exact: constant between atoms)",
+    "method_pb_sum_one": "Poisson-binomial sum of P(#{{i: X_i ≤ x}} < K) over the {atoms} atoms of {groups} group of "
+                         "independent workers (exact: constant between atoms)",
+    "method_groups_superposition": "renewal superposition ∫P(N(t)<K)dt, one renewal function per group (lattice FFT, "
+                                   "Richardson)",
+    "method_groups_kbatch_infinite": "k-batch-sync on groups: a group's E[X] is infinite (the lattice needs a light "
+                                     "tail)",
+    "method_kbatch_groups": "k-batch-sync on groups",
+    "method_local_groups": "local SGD on groups",
+    "method_groups_kbatch_heavy": "P(T > t) does not fall below 1e-13 within 64 times the renewal scale (a heavy "
+                                  "tail): no value",
+    "method_over_budget": "{what}: {method} exceeds the work budget",
+    "method_what_heavy": "{what}: {heavy}",
+    "method_groups_maxsum": "E[max_i S_i] = ∫(1 − Π_g G_g(x)^(n_g))dx, G_g the law of a sum of H = {H} (lattice FFT, "
+                            "Richardson)",
+    "method_groups_local_infinite": "local SGD on groups: a group's E[X] is infinite",
+    "method_groups_local_heavy": "P(max S > x) does not fall below 1e-13 within the window (a heavy tail): no value",
     # -- a sweep's grid file and run (distsgd.sweeps) -----------------------------------------------
     "expected_scheme_name": "expected a scheme name (got {value!r})",
     "expected_nonempty": "expected a non-empty string (got {value!r})",
@@ -590,6 +639,10 @@ class Text(str):
     def of(cls, code: str, /, **fields: Any) -> Text:
         """``Text(Phrase(code, **fields))``."""
         return cls(Phrase(code, **fields))
+
+    def then(self, code: str, /, **fields: Any) -> Text:
+        """This text, then the phrase ``code``: "{method}; {then}"."""
+        return Text.of("method_then", method=self, then=Phrase(code, **fields))
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (Text, (self.phrase,))

@@ -31,6 +31,8 @@ from pathlib import Path
 import numpy as np
 from scipy import integrate, special, stats
 
+from distsgd.reasons import Phrase, Text
+
 DATA = Path(__file__).parent / "data"
 TRACE = DATA / "trace.csv"
 
@@ -488,3 +490,24 @@ def local_sgd_bounds(sc: Scenario) -> tuple[float, float]:
     top, mean = os_mean(sc.law, sc.m, sc.m), law_mean(sc.law)
     H = sc.H
     return (top + (H - 1) * mean + sc.D) / H, top + sc.D / H
+
+
+# ----------------------------------------------------------------------------------------
+# what every row's analytic result must say of itself
+# ----------------------------------------------------------------------------------------
+
+#: the fields of a method's phrase that hold English of their own (the rest: numbers, names, formulas)
+_WORDED = {"method", "then", "bound", "other", "why", "per_step", "heavy"}
+
+
+def translatable(method: object) -> None:
+    """An analytic result's method is made of reason phrases all the way down (reasons.Text), so
+    the dashboard can write it in every language: no English joined on as plain text."""
+    def check(p: Phrase, where: str) -> None:
+        for k, v in p.fields.items():
+            if k in _WORDED:
+                assert isinstance(v, (Text, Phrase)), f"{where}.{k} is plain text: {v!r}"
+                check(v.phrase if isinstance(v, Text) else v, f"{where}.{k}")
+
+    assert isinstance(method, Text), f"the method is plain text: {method!r}"
+    check(method.phrase, method.phrase.code)

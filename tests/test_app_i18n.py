@@ -39,12 +39,12 @@ ALLOWED = {
     "CSV", "JSON", "TSV", "Parquet", "Perfetto", "chrome", "tracing", "AIC", "KS", "NLU", "MLE", "scipy",
     "distsgd", "Gbit", "ms", "max", "min", "log", "inf", "nan", "id", "ui", "perfetto", "dev", "GPU", "CPU",
     "gpu", "Dask",
-    # an author's name in a citation; the adaptive schedules' names (DESIGN §13)
-    "Dutta", "AdaSync", "AdaComm",
+    # authors' names (a citation, Richardson extrapolation); the adaptive schedules' names (DESIGN §13);
+    # the design document a method cites (DESIGN §7); the fast Fourier transform
+    "Dutta", "Richardson", "AdaSync", "AdaComm", "DESIGN", "FFT",
 }
-#: table columns whose cells are still the library's English, knowingly: how each analytic value was
-#: obtained (a formula and its source, e.g. "exponential order statistic Δ + (H_n − H_{n−k})/λ")
-ENGLISH_COLUMNS = {"方法"}
+#: table columns whose cells are still the library's English, knowingly (none now)
+ENGLISH_COLUMNS: set[str] = set()
 WORD = re.compile(r"[A-Za-z](?:[A-Za-z]|-(?=[A-Za-z]))+")  # a word of 2+ Latin letters (inner hyphens)
 TAG = re.compile(r"<[^<>]*>|`[^`]*`")  # HTML in chart texts (<sub>, <br>); code (a command, a column name)
 BILINGUAL = ("Language · 语言",)  # the language selector's label is in both on purpose

@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LIBRARY = sorted((ROOT / "distsgd").rglob("*.py"))
 #: the calls that make a refusal: (function name, index of the reason argument, its fixed fields)
 MAKERS = {"ParameterError": (1, set()), "Phrase": (0, set()), "_Corrupt": (0, set()),
-          "_error": (1, {"file"}), "_refuse": (2, {"file"}), "of": (0, set())}  # of: Text.of(code, …)
+          "_error": (1, {"file"}), "_refuse": (2, {"file"}), "of": (0, set()),
+          "then": (0, set())}  # Text.of(code, …), text.then(code, …)
 
 
 def _codes(node: ast.expr) -> list[str] | None:

@@ -20,6 +20,7 @@ from distsgd import ParameterError, expected_runtime, make_cluster, make_scheme,
 from distsgd.montecarlo import simulate_updates
 from tests.reference import cluster_jobs as cj
 from tests.reference import simpy_models as sm
+from tests.scenarios import translatable
 
 F = parse_delay("shifted-exp(rate=1, shift=0.5)")  # NLU, not memoryless
 LN = parse_delay("lognormal(mu=0, sigma=0.6)")
@@ -156,6 +157,7 @@ def test_cluster_scenarios(kind: Kind, name: str) -> None:
     scheme, K = _scheme(name, m)
     want_kind, want = _expected(kind, name, K)
     est = expected_runtime(scheme, c)
+    translatable(est.method)
     assert est.kind in want_kind.split("|"), est.method
     want_kind = est.kind
     if want_kind == "unavailable":

@@ -42,6 +42,7 @@ from scenarios import (
     reference,
     scenarios,
     statistic_has_finite_variance,
+    translatable,
 )
 
 Z95 = 1.959963984540054
@@ -94,6 +95,7 @@ def _build(sc: Scenario):
 def _analytic(sc: Scenario):
     scheme, delay = _build(sc)
     est = expected_runtime(scheme, delay)
+    translatable(est.method)
     kind = expected_kind(sc)
     assert est.kind == kind, f"{sc.id}: expected kind {kind!r}, got {est.kind!r} ({est.method})"
     assert (est.value is None) == (kind in ("infinite", "unavailable")), est

@@ -40,6 +40,7 @@ from ..numerics.lattice import (
     search_window,
     sum_power,
 )
+from ..reasons import Phrase, Text
 from .base import Group
 
 __all__ = ["kbatch_sync_of_groups", "local_sgd_of_groups"]
@@ -92,21 +93,20 @@ def _trunc(a: np.ndarray, b: np.ndarray, K: int, budget: Budget) -> np.ndarray:
 def kbatch_sync_of_groups(groups: tuple[Group, ...], K: int, work: float) -> Estimate:
     """E[T] of k-batch-sync on independent groups of i.i.d. workers (module docstring);
     ``unavailable`` over the work budget or for a tail too heavy for the window."""
-    method = "renewal superposition ∫P(N(t)<K)dt, one renewal function per group (lattice FFT, Richardson)"
+    method = Phrase("method_groups_superposition")
     if any(not math.isfinite(g.delay.mean) for g in groups):
-        return unavailable("k-batch-sync on groups: a group's E[X] is infinite (the lattice needs a light tail)")
+        return unavailable(Text.of("method_groups_kbatch_infinite"))
     rate = sum(g.count / g.delay.mean for g in groups)
     # about (K + m) jobs' worth of time at the total rate, plus the largest lower end per job
     m = sum(g.count for g in groups)
     guess = 2.0 * (K + m) / rate + max(float(g.delay.support[0]) for g in groups) * math.ceil(K / m)
     return _integrate(lambda h, n, mode, budget: _below(groups, K, h, n, mode, budget), groups, guess, 256,
-                      N_COARSE, work, "k-batch-sync on groups", method,
-                      "P(T > t) does not fall below 1e-13 within 64 times the renewal scale (a heavy tail): no value")
+                      N_COARSE, work, Phrase("method_kbatch_groups"), method, Phrase("method_groups_kbatch_heavy"))
 
 
 def _integrate(survival: Callable[[float, int, str, Budget], np.ndarray | None], groups: tuple[Group, ...],
-               guess: float, probe_points: int, coarse_points: int, work: float, what: str, method: str,
-               heavy: str) -> Estimate:
+               guess: float, probe_points: int, coarse_points: int, work: float, what: Phrase, method: Phrase,
+               heavy: Phrase) -> Estimate:
     """∫_0^∞ of a survival function known on lattices (``survival(h, n, mode, budget)`` at ih for
     i < n, job times rounded ``"up"`` or moment-matched ``"mm"``): the window from a rounded-up
     pilot (where it falls below 1e-13, from ``guess``, doubling up to 64 times), then steps
@@ -120,9 +120,9 @@ def _integrate(survival: Callable[[float, int, str, Budget], np.ndarray | None],
 
         pilot = search_window(probe, 0.0, guess, 64.0 * guess, lambda end: end / probe_points, 1e-13, 8)
         if pilot.failed:
-            return unavailable(f"{what}: {method} exceeds the work budget")
+            return unavailable(Text.of("method_over_budget", what=what, method=method))
         if not pilot.light:
-            return unavailable(f"{what}: {heavy}")
+            return unavailable(Text.of("method_what_heavy", what=what, heavy=heavy))
         t_hi = pilot.end
         h_c = t_hi / coarse_points
 
@@ -134,10 +134,10 @@ def _integrate(survival: Callable[[float, int, str, Budget], np.ndarray | None],
         # laws with atoms (a trace's times) off the lattice have no regular expansion in h
         res = extrapolate(value_at, MAX_LEVELS, smooth=all(g.delay.atoms is None for g in groups))
     except OverBudget:
-        return unavailable(f"{what}: {method} exceeds the work budget")
+        return unavailable(Text.of("method_over_budget", what=what, method=method))
     if res is None:
-        return unavailable(f"{what}: {method} exceeds the work budget")
-    return Estimate(res.value, numeric_kind(res.value, res.error), method, error=res.error)
+        return unavailable(Text.of("method_over_budget", what=what, method=method))
+    return Estimate(res.value, numeric_kind(res.value, res.error), Text(method), error=res.error)
 
 
 def _max_of_sums_above(groups: tuple[Group, ...], H: int, h: float, n: int, mode: str,
@@ -159,13 +159,13 @@ def local_sgd_of_groups(groups: tuple[Group, ...], H: int, work: float) -> Estim
     """E[max_i S_i] of local SGD's round on independent groups (module docstring); add D and
     divide by H for the time per local step.  ``unavailable`` over the work budget or for a
     heavy tail."""
-    method = f"E[max_i S_i] = ∫(1 − Π_g G_g(x)^(n_g))dx, G_g the law of a sum of H = {H} (lattice FFT, Richardson)"
+    method = Phrase("method_groups_maxsum", H=H)
     if any(not math.isfinite(g.delay.mean) for g in groups):
-        return unavailable("local SGD on groups: a group's E[X] is infinite")
+        return unavailable(Text.of("method_groups_local_infinite"))
     if all(math.isfinite(g.delay.var) for g in groups):
         top = max(H * g.delay.mean + 10.0 * math.sqrt(H * g.delay.var) for g in groups)
     else:
         top = 4.0 * H * max(g.delay.mean for g in groups)
     return _integrate(lambda h, n, mode, budget: _max_of_sums_above(groups, H, h, n, mode, budget), groups, top,
-                      512, 2 * N_COARSE, work, "local SGD on groups", method,
-                      "P(max S > x) does not fall below 1e-13 within the window (a heavy tail): no value")
+                      512, 2 * N_COARSE, work, Phrase("method_local_groups"), method,
+                      Phrase("method_groups_local_heavy"))

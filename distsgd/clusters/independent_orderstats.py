@@ -26,6 +26,7 @@ from ..delays import Delay
 from ..estimate import Estimate, infinite, numeric_kind, unavailable
 from ..numerics.quadrature import GL_HI, GL_LO, gl_pieces
 from ..orderstats import Law, breakpoints
+from ..reasons import Text
 
 __all__ = ["Mixture", "kth_of_independent", "tail_index_of_kth"]
 
@@ -133,8 +134,7 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
     m = sum(counts)
     alpha = tail_index_of_kth(groups, K)
     if alpha <= 1:
-        return infinite(f"X_{{K:m}} needs m − K + 1 = {m - K + 1} slow workers; their tail indices sum to "
-                        f"{alpha:g} ≤ 1")
+        return infinite(Text.of("method_kth_infinite", n=m - K + 1, alpha=alpha))
     edges, c = _edges(groups, K, m)
     if all(d.atoms is not None for mix in mixes for _, d in mix):
         return _discrete_kth(counts, mixes, K, c, work)
@@ -158,8 +158,7 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
     terms = sum(_terms(counts, pl, m - K + 1) + _terms(counts, pu, K) for _, _, pl, _, _, pu in rules) \
         + nodes_n * (len(counts) - 1) * max(K, m - K + 1) * 8
     if terms > work:
-        return unavailable(f"the Poisson-binomial integral needs about {terms:.3g} binomial terms, over "
-                           f"the {work:.3g} budget")
+        return unavailable(Text.of("method_pb_integral_budget", terms=terms, work=work))
 
     def integrals(xl: np.ndarray, wl: np.ndarray, pl: list[np.ndarray], xu: np.ndarray, wu: np.ndarray,
                   pu: list[np.ndarray]) -> tuple[float, float, float, float]:
@@ -175,8 +174,8 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
     err = abs((i_s - i_f) - (i_s2 - i_f2)) + 4e-16 * (abs(c) + abs(i_f) + abs(i_s))
     var = j_f + j_s - (mean - c) ** 2
     std = math.sqrt(max(var, 0.0)) if alpha > 2 else math.inf
-    method = (f"Poisson-binomial quadrature of P(#{{i: X_i ≤ x}} < K) over {len(groups)} group"
-              f"{'s' if len(groups) > 1 else ''} of independent workers")
+    method = Text.of("method_pb_quadrature" if len(groups) > 1 else "method_pb_quadrature_one",
+                     groups=len(groups))
     return Estimate(mean, numeric_kind(mean, err), method, std=std, error=err)
 
 
@@ -194,16 +193,15 @@ def _discrete_kth(counts: list[int], mixes: list[Mixture], K: int, c: float, wor
         pl, pu = [_sf(mx, xl) for mx in mixes], [_cdf(mx, xu) for mx in mixes]
     terms = _terms(counts, pl, m - K + 1) + _terms(counts, pu, K) + pts.size * (len(counts) - 1) * max(K, m - K + 1)
     if terms > work:
-        return unavailable(f"the Poisson-binomial sum needs about {terms:.3g} binomial terms, over the {work:.3g} "
-                           "budget")
+        return unavailable(Text.of("method_pb_sum_budget", terms=terms, work=work))
     f = _below(counts, pl, m - K + 1) if xl.size else xl  # P(X_{K:m} ≤ x) = P(M ≤ m − K) left of c
     s = _below(counts, pu, K) if xu.size else xu          # P(X_{K:m} > x) = P(N < K) right of c
     mean = c - float(np.sum(f * (bl - al))) + float(np.sum(s * (bu - au)))
     second = float(np.sum(f * ((c - al) ** 2 - (c - bl) ** 2))) + float(np.sum(s * ((bu - c) ** 2 - (au - c) ** 2)))
     var = second - (mean - c) ** 2
-    return Estimate(mean, "numerical", f"Poisson-binomial sum of P(#{{i: X_i ≤ x}} < K) over the {pts.size} "
-                    f"atoms of {len(counts)} group{'s' if len(counts) > 1 else ''} of independent workers "
-                    "(exact: constant between atoms)", std=math.sqrt(max(var, 0.0)), error=4e-16 * pts.size * abs(mean))
+    return Estimate(mean, "numerical", Text.of("method_pb_sum" if len(counts) > 1 else "method_pb_sum_one",
+                                               atoms=pts.size, groups=len(counts)),
+                    std=math.sqrt(max(var, 0.0)), error=4e-16 * pts.size * abs(mean))
 
 
 class _Pooled:

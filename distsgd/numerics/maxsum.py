@@ -19,6 +19,7 @@ from .. import limits
 from ..delays import Delay
 from ..estimate import Estimate, numeric_kind, unavailable
 from ..orderstats import order_statistic_mean
+from ..reasons import Text
 from .lattice import (
     MAX_ELEMENTS,
     Budget,
@@ -79,13 +80,12 @@ def max_of_sums_mean(delay: Delay, m: int, H: int, n_coarse: int = 512, max_leve
     # these agree to 1e-9 (the variable part of X lost in rounding next to L), that is the answer
     top = order_statistic_mean(delay, m, m).value
     if top is not None and L > 0 and H * (top - L) <= 1e-9 * H * L:
-        return Estimate(H * (L + top) / 2, "numerical", "max of m sums of H delays: the bracket "
-                        "H·L ≤ E[max S] ≤ H·E[X_{m:m}] is tighter than 1e-9 relative",
+        return Estimate(H * (L + top) / 2, "numerical", Text.of("method_maxsum_bracket"),
                         error=H * (top - L) / 2)
     try:
         return _lattice(delay, m, H, n_coarse, max_levels, work, L)
     except OverBudget:
-        return unavailable("max of m sums of H delays: the lattice step underflows next to the lower end of X")
+        return unavailable(Text.of("method_maxsum_underflow"))
 
 
 def _window(delay: Delay, m: int, H: int, L: float, sY: float) -> tuple[float, float]:
@@ -142,7 +142,7 @@ class _Sums:
 
 
 def _lattice(delay: Delay, m: int, H: int, n_coarse: int, max_levels: int, work: float, L: float) -> Estimate:
-    method = "max of m sums of H delays: FFT convolution power on lattices, Richardson"
+    method = Text.of("method_maxsum_lattice")
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sY = spread(delay, L)
@@ -172,26 +172,25 @@ def _lattice(delay: Delay, m: int, H: int, n_coarse: int, max_levels: int, work:
 
         res = richardson(value_at, max_levels, exact_lattice, smooth=delay.atoms is None)
         if res is None:
-            return unavailable(f"local SGD with m = {m}, H = {H}: the convolution exceeds the work budget")
+            return unavailable(Text.of("method_maxsum_budget", m=m, H=H))
         x_end, mismatch = ends[-1]
         ta = run.tail_from(x_end)
         if not math.isfinite(ta):
-            return Estimate(H * L + res.value, "approximation", method + "; the tail is too heavy to integrate",
+            return Estimate(H * L + res.value, "approximation", method.then("method_tail_too_heavy"),
                             error=math.inf)
         value, err = res.value, res.error + mismatch * abs(ta)
         if abs(ta) > 1e-12 * abs(value):
-            method += (f"; beyond x = {x_end + H * L:.4g} the subexponential asymptote "
-                       "P(S > x) ≈ H·P(X > x − (H−1)E[X]) is used")
+            method = method.then("method_maxsum_asymptote", x=x_end + H * L)
         if exact_lattice:
-            method += "; the trace lies on the lattice"
+            method = method.then("method_on_lattice")
         else:
             value, err, method = _bracketed(run, h_c, npts(W, h_c), value, err, method, mismatch, ta)
         total = H * L + value
         return Estimate(total, numeric_kind(total, err), method, error=err)
 
 
-def _bracketed(run: _Sums, h_c: float, n: int, value: float, err: float, method: str, mismatch: float,
-               ta: float) -> tuple[float, float, str]:
+def _bracketed(run: _Sums, h_c: float, n: int, value: float, err: float, method: Text, mismatch: float,
+               ta: float) -> tuple[float, float, Text]:
     """The value checked against the rigorous bracket of the rounded-down and rounded-up lattices
     at the coarse step; their midpoint when the extrapolation falls outside."""
     down, up = (run(h_c, mode, n) for mode in ("down", "up"))
@@ -201,5 +200,4 @@ def _bracketed(run: _Sums, h_c: float, n: int, value: float, err: float, method:
     lo, hi = (h_c * float(np.sum(b)) + t_end for b in (down, up))
     if within_bracket(value, lo, hi, 1e-12 * abs(value) + 2 * mismatch * abs(t_end)):
         return value, err, method
-    method += "; extrapolation failed, midpoint of the lattice bracket"
-    return (lo + hi) / 2, (hi - lo) / 2 + mismatch * abs(ta), method
+    return (lo + hi) / 2, (hi - lo) / 2 + mismatch * abs(ta), method.then("method_midpoint")

@@ -22,6 +22,7 @@ from ..delays import Delay
 from ..estimate import Estimate, numeric_kind, unavailable
 from ..orderstats import order_statistic_mean
 from ..params import ceil_div
+from ..reasons import Phrase, Text
 from .lattice import (
     MAX_ELEMENTS,
     Budget,
@@ -83,31 +84,32 @@ def kbatch_sync_runtime(delay: Delay, m: int, K: int, n_coarse: int = 128, max_l
     t_lo = c * lower
     mu = delay.mean
     budget = Budget(work)
-    named = [(wald_bound(delay, m, K), "(K+m)E[X]/m (Wald)")] if math.isfinite(mu) else []
+    named = [(wald_bound(delay, m, K), Phrase("method_wald"))] if math.isfinite(mu) else []
     # pathwise: T ≤ X_{K:m} for K ≤ m; for K > m, T ≤ max_i (sum of c jobs of worker i), whose
     # mean is at most c·E[X_{m:m}] (a maximum of sums is at most the sum of maxima)
     kth = order_statistic_mean(delay, K, m) if K <= m else order_statistic_mean(delay, m, m)
     if kth.value is not None:
-        named.append((kth.value, "E[X_{K:m}] (pathwise)") if K <= m
-                     else (c * kth.value, "⌈K/m⌉·E[X_{m:m}] (pathwise)"))
+        named.append((kth.value, Phrase("method_kth_pathwise")) if K <= m
+                     else (c * kth.value, Phrase("method_cmax_pathwise")))
     bounds = [v for v, _ in named]
 
-    def fallback(why: str) -> Estimate:
+    def fallback(why: Phrase) -> Estimate:
         if not bounds:
-            return unavailable(f"k-batch-sync: {why}, and no finite bound is known")
-        value, bound = min(named)
-        return Estimate(value, "upper_bound", f"k-batch-sync: upper bound {bound}; {why}")
+            return unavailable(Text.of("method_kbatch_no_bound", why=why))
+        value, bound = min(named, key=lambda b: b[0])
+        return Estimate(value, "upper_bound", Text.of("method_kbatch_upper", bound=bound, why=why))
 
     # c·L ≤ T ≤ the upper bounds: when they agree to 1e-9 (the variable part of X is lost in
     # rounding next to its lower end) that bracket is the answer
     if bounds and t_lo > 0 and min(bounds) - t_lo <= 1e-9 * t_lo:
         ub = min(bounds)
-        return Estimate((t_lo + ub) / 2, "numerical", "k-batch-sync: the bracket ⌈K/m⌉·L ≤ E[T] ≤ "
-                        f"{min(named)[1]} is tighter than 1e-9 relative", error=(ub - t_lo) / 2)
+        bound = min(named, key=lambda b: b[0])[1]
+        return Estimate((t_lo + ub) / 2, "numerical", Text.of("method_kbatch_bracket", bound=bound),
+                        error=(ub - t_lo) / 2)
     try:
         return _lattice(delay, m, K, n_coarse, max_levels, budget, lower, c, t_lo, mu, bounds, fallback)
     except OverBudget:
-        return fallback("the lattice step underflows next to the lower end of X")
+        return fallback(Phrase("method_underflow"))
 
 
 def _window(delay: Delay, m: int, K: int, c: int, mu: float, sY: float, t_lo: float,
@@ -156,11 +158,11 @@ class _Lattice:
 
 def _lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budget: Budget,
              L: float, c: int, t_lo: float, mu: float, bounds: list[float],
-             fallback: Callable[[str], Estimate]) -> Estimate:
+             fallback: Callable[[Phrase], Estimate]) -> Estimate:
     # the least work that can give an answer: ~1200 grid points (pilot, three levels, bracket),
     # each with a truncated m-th power of a length-K vector
     if 1200 * 5.0 * K * math.log2(2 * K) * math.log2(m + 1) > budget.left:
-        return fallback(f"the renewal computation for m = {m}, K = {K} exceeds the work budget")
+        return fallback(Phrase("method_renewal_budget_mk", m=m, K=K))
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sY = spread(delay, L)
@@ -176,21 +178,21 @@ def _lattice(delay: Delay, m: int, K: int, n_coarse: int, max_levels: int, budge
         pilot = search_window(probe, t_lo, t_hi0, cap, lambda end: coarse_step(
             min((end - t_lo) / 256, sY / 4), grid_unit(delay, L, end - t_lo, 4096)), 1e-13, 8)
         if pilot.failed:
-            return fallback("the renewal computation exceeds the work budget")
+            return fallback(Phrase("method_renewal_budget"))
         t_hi, h = pilot.end, pilot.step
         dn = run(h, "down", t_lo, t_hi)
         if dn is None:
-            return fallback("the renewal computation exceeds the work budget")
+            return fallback(Phrase("method_renewal_budget"))
         one = np.nonzero(dn[0] < 1.0 - 1e-16)[0]
         t_a = (dn[1] + one[0] - 1) * h if one.size and one[0] > 0 else t_lo
         return _levels(delay, run, t_a, t_hi, not pilot.light, n_coarse, max_levels, L, sY, fallback)
 
 
 def _levels(delay: Delay, run: _Lattice, t_a: float, t_hi: float, heavy_tail: bool, n_coarse: int,
-            max_levels: int, L: float, sY: float, fallback: Callable[[str], Estimate]) -> Estimate:
+            max_levels: int, L: float, sY: float, fallback: Callable[[Phrase], Estimate]) -> Estimate:
     """The moment-matched levels on [t_a, t_hi], Richardson-extrapolated, checked against the
     rounded lattices' bracket; with a power-law tail beyond t_hi when the pilot found a heavy one."""
-    method = "renewal superposition ∫P(N(t)<K)dt (lattice FFT convolution, Richardson)"
+    method = Text.of("method_superposition_lattice")
     h_c = coarse_step(min((t_hi - t_a) / n_coarse, sY / 4), grid_unit(delay, L, t_hi - t_a, 8 * n_coarse))
     tails: list[float] = []
 
@@ -209,20 +211,19 @@ def _levels(delay: Delay, run: _Lattice, t_a: float, t_hi: float, heavy_tail: bo
     down, up = (None, None) if exact_lattice else (run(h_c, mode, t_a, t_hi) for mode in ("down", "up"))
     res = richardson(value_at, max_levels, exact_lattice, smooth=delay.atoms is None)
     if res is None:
-        return fallback("the renewal computation exceeds the work budget")
+        return fallback(Phrase("method_renewal_budget"))
     value, err = res.value, res.error
     tail_err = max(abs(x) for x in tails)
-    method_t = method + ("; power-law tail extrapolated beyond the grid" if heavy_tail else "")
+    method_t = method.then("method_power_tail") if heavy_tail else method
     if exact_lattice:
-        method_t += "; the trace lies on the lattice"
+        method_t = method_t.then("method_on_lattice")
     if not math.isfinite(tail_err):
-        return Estimate(value, "approximation", method + f"; the tail beyond t = {t_hi:.3g} is too "
-                        "heavy to extrapolate and is left out", error=math.inf)
+        return Estimate(value, "approximation", method.then("method_tail_left_out", t=t_hi), error=math.inf)
     err += tail_err
     if down is not None and up is not None:
         lo, hi = (h_c * (b[1] + float(np.sum(b[0]))) for b in (down, up))
         hi += tail_err
         if not within_bracket(value, lo, hi, 1e-12 * abs(value)):
             value, err = (lo + hi) / 2, (hi - lo) / 2 + tail_err
-            method_t += "; extrapolation failed, midpoint of the lattice bracket"
+            method_t = method_t.then("method_midpoint")
     return Estimate(value, numeric_kind(value, err), method_t, error=err)
