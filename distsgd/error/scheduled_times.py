@@ -71,28 +71,20 @@ class UpdateLog:
             self.workers = np.concatenate([self.workers, np.full((R, grow, self.workers.shape[2]), -1, np.int32)], 1)
             self.stale = np.concatenate([self.stale, np.zeros((R, grow, self.stale.shape[2]), np.int32)], 1)
 
-    def append(self, rows: np.ndarray, t: np.ndarray, used: np.ndarray, value: int, max_updates: int) -> None:
-        """The first used[i] times of row i of ``t`` as replica rows[i]'s next updates."""
+    def append(self, rows: np.ndarray, t: np.ndarray, used: np.ndarray, value: int, max_updates: int,
+               workers: np.ndarray | None = None, stale: np.ndarray | None = None) -> None:
+        """The first used[i] times of row i of ``t`` (g, b) as replica rows[i]'s next updates, with
+        the value; for k-async also their pushers and staleness (g, b, value)."""
         self._room(int((self.n[rows] + used).max()), max_updates)
         r, c = np.nonzero(np.arange(t.shape[1])[None, :] < used[:, None])
         at = self.n[rows][r] + c
         self.times[rows[r], at] = t[r, c]
         self.values[rows[r], at] = value
+        if workers is not None and stale is not None:
+            assert self.workers is not None and self.stale is not None
+            self.workers[rows[r], at, :value] = workers[r, c]
+            self.stale[rows[r], at, :value] = stale[r, c]
         self.n[rows] += used
-
-    def push(self, rows: np.ndarray, t: np.ndarray, workers: np.ndarray, stale: np.ndarray, made: np.ndarray,
-             value: int, max_updates: int) -> None:
-        """k-async updates of the replicas ``rows``: the first made[i] of row i of t (g, b), with
-        the value, the pushers and their staleness (g, b, value)."""
-        self._room(int((self.n[rows] + made).max()), max_updates)
-        assert self.workers is not None and self.stale is not None
-        r, c = np.nonzero(np.arange(t.shape[1])[None, :] < made[:, None])
-        at = self.n[rows][r] + c
-        self.times[rows[r], at] = t[r, c]
-        self.values[rows[r], at] = value
-        self.workers[rows[r], at, :value] = workers[r, c]
-        self.stale[rows[r], at, :value] = stale[r, c]
-        self.n[rows] += made
 
 
 class ScheduledTimes:
@@ -220,8 +212,8 @@ class ScheduledKAsync:
                     t = self.finish[g, idx[:, -1]]
                     j = log.n[g]
                     one = np.ones(g.size, dtype=np.int64)
-                    log.push(g, t[:, None], idx[:, None], (j[:, None] - self.read[g[:, None], idx])[:, None], one,
-                             int(v), max_updates)
+                    log.append(g, t[:, None], one, int(v), max_updates, idx[:, None],
+                               (j[:, None] - self.read[g[:, None], idx])[:, None])
                     self.read[g[:, None], idx] = (j + 1)[:, None]
                     self.finish[g[:, None], idx] = t[:, None] + self._jobs(g, idx)
                 rows = rows[log.last(rows) <= until]
@@ -243,7 +235,7 @@ class ScheduledKAsync:
                 finish, read = self.finish[g], self.read[g]
                 step(finish, read, draws, log.n[g], times, stale, workers, True, until, made)
                 self.finish[g], self.read[g] = finish, read
-                log.push(g, times, workers, stale, made, K, max_updates)
+                log.append(g, times, made, K, max_updates, workers, stale)
                 spent = float((log.last(g) - start).sum())
                 if spent > 0:
                     self._rate[K] = float(made.sum()) / spent
