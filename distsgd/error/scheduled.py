@@ -105,7 +105,52 @@ class _Grid:
         self._W, self._at, self._size = [], [], 0
 
 
-class _Fresh:
+class _Stepper:
+    """What the two kinds of scheduled updates share: on the model problem (``exact``), a stretch
+    of updates between checkpoints draws its noise at once, replica by replica (z[p] for update k of
+    replica r, p = Σ_{r' < r} (upto − applied)[r'] + k − applied[r]), and runs in a compiled loop
+    (:meth:`_compiled`) when kernels are enabled, else in :func:`_sgd` (the reference: the same
+    numbers for the same seed)."""
+
+    problem: GradientProblem
+    rng: np.random.Generator
+
+    def __init__(self) -> None:
+        self.exact = isinstance(self.problem, QuadraticProblem)
+        self._z, self._z_at = np.empty((0, 0)), np.empty(0, dtype=np.int64)  # the noise of the stretch
+
+    def exact_updates(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, grid: _Grid,
+                      cols: np.ndarray, counts: np.ndarray) -> None:
+        """The exact updates applied[r] … upto[r] − 1 of every replica, recorded as :func:`_sgd` does."""
+        pending = upto - applied
+        z = self.rng.standard_normal((int(pending.sum()), W.shape[1]))
+        if jit.ENABLED:
+            self._compiled(W, trace, applied, upto, z, grid.loss, int(cols[0]) if cols.size else 0, counts)
+            return
+        self._z, self._z_at = z, np.cumsum(pending) - pending - applied
+        _sgd(self, W, trace, applied, upto, grid, cols, counts)
+
+    def _noise(self, rows: np.ndarray | None, at: np.ndarray) -> np.ndarray:
+        """The noise :meth:`exact_updates` drew for update ``at`` of these replicas (None: all)."""
+        return self._z[self._z_at[slice(None) if rows is None else rows] + at]
+
+    def _compiled(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, z: np.ndarray,
+                  loss: np.ndarray, col0: int, counts: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def update(self, W: np.ndarray, rows: np.ndarray | None, values: np.ndarray, at: np.ndarray) -> None:
+        raise NotImplementedError
+
+
+def _put(W: np.ndarray, rows: np.ndarray | None, Wr: np.ndarray) -> None:
+    """W[rows] = Wr (rows None: all of W), in place."""
+    if rows is None:
+        W[...] = Wr
+    else:
+        W[rows] = Wr
+
+
+class _Fresh(_Stepper):
     """Updates of k-sync (``W ← W − η·grad(W, K·b)``) or local SGD (H local steps on each of the m
     workers, then the average).  On the model problem an update is linear with Gaussian noise,
     ``w ← s_v ⊙ w + σ_v ⊙ z``, and sampled exactly as the fixed engines do: k-sync s = 1 − ηh,
@@ -114,9 +159,8 @@ class _Fresh:
 
     def __init__(self, scheme: Scheme, problem: GradientProblem, eta: float, b: int, rng: np.random.Generator) -> None:
         self.scheme, self.problem, self.eta, self.b, self.rng = scheme, problem, eta, b, rng
-        self.exact = isinstance(problem, QuadraticProblem)
+        super().__init__()
         self._linear = (np.ones((1, 0)), np.zeros((1, 0)))  # row v: (s_v, σ_v); row 0 unused
-        self._z, self._z_at = np.empty((0, 0)), np.empty(0, dtype=np.int64)  # the noise of the stretch
 
     def _table(self, top: int) -> tuple[np.ndarray, np.ndarray]:
         """s_v and σ_v of the exact update for every value v ≤ top, one row each."""
@@ -132,23 +176,12 @@ class _Fresh:
                 self._linear = (a * np.ones_like(v), self.eta * np.sqrt(var / v) * np.ones_like(a))
         return self._linear
 
-    def exact_updates(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, grid: _Grid,
-                      cols: np.ndarray, counts: np.ndarray) -> None:
-        """The exact updates applied[r] … upto[r] − 1 of every replica, recorded as :func:`_sgd`
-        does: the noise drawn at once, replica by replica (z[p] for update k of replica r, p =
-        Σ_{r' < r} (upto − applied)[r'] + k − applied[r]); the compiled loop when kernels are
-        enabled, else :func:`_sgd` (the reference: the same numbers for the same seed)."""
-        pending = upto - applied
-        z = self.rng.standard_normal((int(pending.sum()), W.shape[1]))
-        if jit.ENABLED:
-            problem = self.problem
-            assert isinstance(problem, QuadraticProblem)
-            shrink, sd = self._table(int(trace.values.max(initial=1)))
-            kernels.scheduled_fresh(W, applied, upto, trace.values, shrink, sd, z, problem.h, counts, grid.loss,
-                                    int(cols[0]) if cols.size else 0)
-            return
-        self._z, self._z_at = z, np.cumsum(pending) - pending - applied
-        _sgd(self, W, trace, applied, upto, grid, cols, counts)
+    def _compiled(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, z: np.ndarray,
+                  loss: np.ndarray, col0: int, counts: np.ndarray) -> None:
+        problem = self.problem
+        assert isinstance(problem, QuadraticProblem)
+        shrink, sd = self._table(int(trace.values.max(initial=1)))
+        kernels.scheduled_fresh(W, applied, upto, trace.values, shrink, sd, z, problem.h, counts, loss, col0)
 
     def update(self, W: np.ndarray, rows: np.ndarray | None, values: np.ndarray, at: np.ndarray) -> None:
         """One update of these replicas (None: all), replica rows[i] with K (or H) = values[i], in
@@ -158,12 +191,7 @@ class _Fresh:
             _by_value(self.step, W, rows, values, at)
             return
         shrink, sd = (t[values] for t in self._table(int(values.max())))
-        Wr = W if rows is None else W[rows]
-        Wr = shrink * Wr + sd * self._z[self._z_at[slice(None) if rows is None else rows] + at]
-        if rows is None:
-            W[...] = Wr
-        else:
-            W[rows] = Wr
+        _put(W, rows, shrink * (W if rows is None else W[rows]) + sd * self._noise(rows, at))
 
     def step(self, W: np.ndarray, rows: np.ndarray | None, value: int, at: np.ndarray) -> None:
         """One update of these replicas (None: all) with K (or H) = value, in place (SGD steps)."""
@@ -177,13 +205,10 @@ class _Fresh:
             Wr = local.reshape(Wr.shape[0], m, -1).mean(axis=1)
         else:
             Wr = Wr - eta * problem.grad(Wr, rng, value * b)
-        if rows is None:
-            W[...] = Wr
-        else:
-            W[rows] = Wr
+        _put(W, rows, Wr)
 
 
-class _KAsync:
+class _KAsync(_Stepper):
     """k-async updates: each of the K gradients of an update is computed at the parameters its
     worker read (``problem.grad`` at the stale model), with the learning-rate rule of ``lr``
     (:class:`~distsgd.error.problem.LearningRate`, as the fixed runs apply it); the pushers then
@@ -196,8 +221,7 @@ class _KAsync:
         self.m, self.problem, self.eta, self.b, self.rng, self.lr, self.log = scheme.m, problem, eta, b, rng, lr, log
         self.read = np.repeat(W, scheme.m, axis=0)  # (R·m, d): what each worker last read
         self.eta_max = lr.eta_max if lr.eta_max is not None else eta
-        self.exact = isinstance(problem, QuadraticProblem)
-        self._z, self._z_at = np.empty((0, 0)), np.empty(0, dtype=np.int64)  # the noise of the stretch
+        super().__init__()
 
     def _sd(self) -> float:
         """σ per coordinate of one gradient's noise on the model problem: √(σ²/(b·d))."""
@@ -205,22 +229,14 @@ class _KAsync:
         assert isinstance(problem, QuadraticProblem)
         return float(np.sqrt(problem.model.sigma2 / (self.b * problem.dim)))
 
-    def exact_updates(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, grid: _Grid,
-                      cols: np.ndarray, counts: np.ndarray) -> None:
-        """As :meth:`_Fresh.exact_updates`: one noise row per update, the compiled loop
-        (``scheduled_async``) when kernels are enabled, else :func:`_sgd` (the same numbers)."""
-        pending = upto - applied
-        z = self.rng.standard_normal((int(pending.sum()), W.shape[1]))
-        if jit.ENABLED:
-            problem = self.problem
-            assert isinstance(problem, QuadraticProblem) and trace.workers is not None and trace.stale is not None
-            coef = np.array([self.eta, self._sd(), self.lr.C, self.eta_max])
-            kernels.scheduled_async(W, self.read.reshape(W.shape[0], self.m, -1), trace.values, trace.workers,
-                                    trace.stale, applied, upto, z, problem.h, coef, kernels.RULES[self.lr.rule],
-                                    counts, grid.loss, int(cols[0]) if cols.size else 0)
-            return
-        self._z, self._z_at = z, np.cumsum(pending) - pending - applied
-        _sgd(self, W, trace, applied, upto, grid, cols, counts)
+    def _compiled(self, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray, z: np.ndarray,
+                  loss: np.ndarray, col0: int, counts: np.ndarray) -> None:
+        problem = self.problem
+        assert isinstance(problem, QuadraticProblem) and trace.workers is not None and trace.stale is not None
+        coef = np.array([self.eta, self._sd(), self.lr.C, self.eta_max])
+        kernels.scheduled_async(W, self.read.reshape(W.shape[0], self.m, -1), trace.values, trace.workers,
+                                trace.stale, applied, upto, z, problem.h, coef, kernels.RULES[self.lr.rule],
+                                counts, loss, col0)
 
     def update(self, W: np.ndarray, rows: np.ndarray | None, values: np.ndarray, at: np.ndarray) -> None:
         """One update of these replicas (None: all), replica rows[i] with K = values[i]."""
@@ -236,7 +252,7 @@ class _KAsync:
         if self.exact:
             problem = self.problem
             assert isinstance(problem, QuadraticProblem)
-            z = self._z[self._z_at[r] + at]
+            z = self._noise(r, at)
             if lam is not None:
                 step = problem.h * (np.einsum("gk,gkd->gd", lam, used) / value)
                 step += (self._sd() * np.sqrt((lam * lam).sum(axis=1)) / value)[:, None] * z
@@ -262,7 +278,7 @@ class _KAsync:
             return np.where(dist2 > 0, np.minimum(self.lr.C / dist2, self.eta_max), self.eta_max)
 
 
-def _sgd(stepper: _Fresh | _KAsync, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray,
+def _sgd(stepper: _Stepper, W: np.ndarray, trace: UpdateLog, applied: np.ndarray, upto: np.ndarray,
          grid: _Grid, cols: np.ndarray, counts: np.ndarray) -> None:
     """Apply updates applied[r] … upto[r] − 1 of every replica (each with its own value), and
     record replica r's model for grid column cols[j] when it has made counts[r, j] updates."""
@@ -312,7 +328,7 @@ def run_scheduled(scheme: Scheme, schedule: Schedule, source: Delay | Cluster, p
     if not f0 > 0:
         raise ParameterError("schedule", "schedule_loss_positive", spec=schedule.spec, f0=f0)
     timing: ScheduledTimes | ScheduledKAsync
-    stepper: _Fresh | _KAsync
+    stepper: _Stepper
     if scheme.fresh:
         trace = UpdateLog(R)
         timing = ScheduledTimes(scheme, source, R, timing_rng)
