@@ -231,6 +231,25 @@ def test_random_regular_without_a_seed_records_the_one_it_drew() -> None:
     assert drawn.spec.startswith("random-regular(d=3, seed=") and topology(drawn.spec, 30) == drawn
 
 
+
+def test_a_named_graph_is_built_once_a_fresh_draw_and_a_file_every_time(tmp_path: os.PathLike[str]) -> None:
+    """topology() keeps the graphs it built (the charts ask for each at every rerun), but never one
+    that depends on more than its arguments: a random graph without a fixed seed, an edge-list file."""
+    assert topology("torus", 12) is topology("torus", 12) is topology("torus", 12, seed=5)
+    assert topology("random-regular(d=3)", 30, seed=4) is topology("random-regular(d=3)", 30, seed=4)
+    assert topology("random-regular(d=3)", 30, seed=4) != topology("random-regular(d=3)", 30, seed=5)
+    drawn = {topology("random-regular(d=3)", 30).spec for _ in range(4)}  # seeds from fresh entropy
+    assert len(drawn) == 4
+    rng = np.random.default_rng(7)
+    assert topology("random-regular(d=3)", 30, seed=rng) != topology("random-regular(d=3)", 30, seed=rng)
+    path = os.path.join(tmp_path, "g.csv")
+    with open(path, "w") as f:
+        f.write("0,1\n1,2\n")
+    first = topology(f"edges(file={path})", 3)
+    with open(path, "w") as f:
+        f.write("0,1\n1,2\n2,0\n")
+    assert len(topology(f"edges(file={path})", 3).edges) == 3 != len(first.edges)
+
 # -- refusals ---------------------------------------------------------------------------------------
 
 REFUSALS = [

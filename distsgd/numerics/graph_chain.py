@@ -37,6 +37,7 @@ independent workers the moment bound with the largest ln E e^{θX_i}.
 from __future__ import annotations
 
 import math
+import weakref
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -89,7 +90,13 @@ def csr_arrays(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     """``(indptr, indices)`` as int64, checked for what a compiled loop relies on: indptr starts at 0,
     never decreases and ends at len(indices); every index is a node and none is its own neighbour.
     ValueError otherwise — a broken contract, not a user's input (a Topology is checked when built;
-    it also guarantees symmetry and connectedness, which this does not re-check)."""
+    it also guarantees symmetry and connectedness, which this does not re-check).  The arrays of a
+    graph already checked are given again without a check (the charts ask for them thousands of times
+    a rerun, through the cost models)."""
+    try:
+        return _CHECKED[graph]
+    except (KeyError, TypeError):  # not yet seen, or not weakly referenceable
+        pass
     indptr = np.ascontiguousarray(graph.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(graph.indices, dtype=np.int64)
     m = indptr.size - 1
@@ -99,7 +106,15 @@ def csr_arrays(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
     if indices.size and (indices.min() < 0 or indices.max() >= m
                          or np.any(indices == np.repeat(np.arange(m), np.diff(indptr)))):
         raise ValueError("graph: every index must be another node, in [0, m)")
+    if not (indptr.flags.writeable or indices.flags.writeable):  # a Topology's: cannot change later
+        try:
+            _CHECKED[graph] = (indptr, indices)
+        except TypeError:
+            pass
     return indptr, indices
+
+
+_CHECKED: weakref.WeakKeyDictionary[Graph, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
 
 
 # -- the chain of the gaps ---------------------------------------------------------------------------

@@ -50,7 +50,7 @@ from ..timeline_export import perfetto_trace
 from ..topology import Topology, topology
 from ..traces import Trace
 from ..whatif import READINGS, what_if
-from . import claims, views, workers
+from . import claims, local_figures, views, workers
 from . import graph_figures as graph_plots
 from . import trace_figures as trace_plots
 from .rerun_caps import (
@@ -284,7 +284,8 @@ def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: i
                 for t in ("parameter-server", "ring-allreduce"))
     rows = [{"m": k, "parameter_server": ps.time(k), "ring_allreduce": ring.time(k)} for k in ms]
     return {"D": (ps if topology == "parameter-server" else ring).time(m), "rows": rows,
-            "figure": plots.comm_figure(ms, [r["parameter_server"] for r in rows], [r["ring_allreduce"] for r in rows])}
+            "figure": local_figures.comm_figure(ms, [r["parameter_server"] for r in rows],
+                                                [r["ring_allreduce"] for r in rows])}
 
 
 # -- views: a chart's rows and its figure, built once for everyone ---------------------------
@@ -315,7 +316,7 @@ def runtime_vs_H_view(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: f
 def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                  budget: float, seed: int, graph: str = "ring") -> dict[str, Any]:
     rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
-    return {"rows": rows, "figure": plots.speedup_figure(rows)}
+    return {"rows": rows, "figure": local_figures.speedup_figure(rows)}
 
 
 def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,

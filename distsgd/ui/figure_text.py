@@ -120,7 +120,7 @@ FIGURE_TEXT = (
     N_("best (simulated)"),
     N_("simulated: {label} (reference)"),
     N_("bound: {label} (reference)"),
-    # -- speed-up and communication (plots.speedup_figure, comm_figure)
+    # -- speed-up and communication (ui.local_figures.speedup_figure, comm_figure)
     N_("Speed-up over one worker"),
     N_("speed-up (throughput ÷ one worker's)"),
     N_("ideal (m×)"),
