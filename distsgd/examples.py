@@ -27,6 +27,7 @@ so ``python -m distsgd.examples [DIR]`` rewrites the shipped files byte for byte
 
 from __future__ import annotations
 
+import functools
 import io
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -173,9 +174,11 @@ def example_csv(name: str) -> bytes:
     return out.getvalue().encode("ascii")
 
 
+@functools.lru_cache(maxsize=16)
 def example_trace(name: str) -> Trace:
     """The shipped example file, loaded with :func:`~distsgd.traces.load_trace` (shown as
-    ``NAME.csv``); an unknown name is a ParameterError naming ``example``."""
+    ``NAME.csv``); an unknown name is a ParameterError naming ``example``.  Loaded once: a Trace
+    is immutable (read-only arrays), and the cluster page shows one at every rerun."""
     ex = _example(name)
     data = resources.files(__package__ or "distsgd").joinpath(ex.file).read_bytes()
     return load_trace(data, name=f"{ex.name}.csv")

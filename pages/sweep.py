@@ -65,9 +65,7 @@ def body() -> None:
                     chosen = cols[i % len(cols)].selectbox(sweep_results.label(v), values, key=f"sw_fix_{v}",
                                                            index=len(values) // 2, format_func=sweep_results.show)
                     shown = shown[(shown[v] == chosen) | shown[v].isna()]
-        fig = sweep_results.figure(shown, x, y, group)
-        if st.toggle(tr("logarithmic y axis"), key="sw_logy"):
-            fig.update_yaxes(type="log")
+        fig = sweep_results.figure(shown, x, y, group, log_y=st.toggle(tr("logarithmic y axis"), key="sw_logy"))
         page.chart(fig, shown.to_dict("records"), "sweep-results",
                    tr("Each line holds the other varied parameters at the values chosen above; error bars are "
                       "95% intervals where the file has them (Monte Carlo E[T], simulated time to ε)."))

@@ -41,6 +41,7 @@ from typing import Any
 
 import streamlit as st
 from babel.messages.pofile import read_po
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from ..params import ParameterError, from_jsonable
 from ..reasons import REASONS, Phrase, Text
@@ -52,6 +53,7 @@ __all__ = ["LANGUAGES", "LOCALES", "tr", "N_", "language", "set_language", "cata
 LANGUAGES = {"en": "English", "zh": "中文"}
 LOCALES = Path(__file__).resolve().parent / "locales"
 _LANG = "_lang"  # session key: the language of this run (set by state.start / the selector)
+_CTX_LANG = "_distsgd_language"  # the same, kept on the run's ScriptRunContext
 _SPEC = re.compile(r"\{[A-Za-z_]\w*(?:![rsa])?:[^{}]*\}")
 _FIELD = re.compile(r"(?<!\{)\{([A-Za-z_][A-Za-z0-9_]*)(?:![rsa])?(?::[^{}]*)?\}(?!\})")
 
@@ -93,13 +95,20 @@ def catalogue(lang: str) -> dict[str, str]:
 
 
 def language() -> str:
-    """The language of this run (English outside a Streamlit session)."""
-    lang = st.session_state.get(_LANG, "en")
+    """The language of this run (English outside a Streamlit session).  Read from the run's context,
+    where :func:`set_language` also puts it (a page asks hundreds of times a rerun, and each read of
+    the session state takes its lock), else from the session state (a new runner's first run)."""
+    lang = getattr(get_script_run_ctx(suppress_warning=True), _CTX_LANG, None) or st.session_state.get(_LANG, "en")
     return lang if lang in LANGUAGES else "en"
 
 
 def set_language(lang: str) -> None:
-    st.session_state[_LANG] = lang if lang in LANGUAGES else "en"
+    """The language of this session from now on (every full run sets it, app.py's first lines)."""
+    lang = lang if lang in LANGUAGES else "en"
+    st.session_state[_LANG] = lang
+    ctx = get_script_run_ctx(suppress_warning=True)
+    if ctx is not None:
+        setattr(ctx, _CTX_LANG, lang)  # a ScriptRunContext is one session's (a dataclass: it takes the attribute)
 
 
 def tr(msgid: str, /, **values: Any) -> str:

@@ -18,7 +18,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from ..params import ParameterError
-from ..plots import _figure
+from ..plots import _build, _go, _layout
 from ..sweeps import PARAMETERS, RESULTS, output
 from .i18n import N_, tr
 from .rerun_caps import SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
@@ -85,9 +85,11 @@ def read_results(data: bytes, name: str) -> pd.DataFrame:
     return table.to_pandas().sort_values("point", kind="stable").reset_index(drop=True)
 
 
-@st.cache_data(max_entries=1)
+@st.cache_resource(max_entries=1)
 def example_results() -> pd.DataFrame:
-    """The bundled example: distsgd/data/sweeps/example.parquet (made by examples/sweep-example.toml)."""
+    """The bundled example: distsgd/data/sweeps/example.parquet (made by examples/sweep-example.toml).
+    One frame shared by every session, never changed (the page selects from it; a copy per rerun cost
+    more than the chart)."""
     data = resources.files("distsgd").joinpath("data/sweeps/example.parquet").read_bytes()
     return read_results(data, "example.parquet")
 
@@ -118,10 +120,10 @@ def _sort_key(values: pd.Series) -> Any:
     return pd.to_numeric(values, errors="coerce") if pd.to_numeric(values, errors="coerce").notna().all() else values
 
 
-def figure(df: pd.DataFrame, x: str, y: str, group: str | None) -> go.Figure:
+def figure(df: pd.DataFrame, x: str, y: str, group: str | None, log_y: bool = False) -> go.Figure:
     """``y`` against ``x``, one line per value of ``group`` (or one line), with the 95% band of
     ``y`` as error bars where the file has it; rows without a value of ``y`` are skipped."""
-    fig = _figure(tr("{y} against {x}", y=what(y), x=what(x)), what(x), what(y))
+    data: list[Any] = []
     keys = [None] if group is None else sorted(df[group].dropna().unique(), key=str)
     for key in keys:
         part = df if key is None else df[df[group] == key]
@@ -137,6 +139,7 @@ def figure(df: pd.DataFrame, x: str, y: str, group: str | None) -> go.Figure:
                    "arrayminus": np.nan_to_num(vals - lo), "visible": True}
         english = y if group is None else f"{group} = {key}"  # the language-free name (DESIGN §10)
         shown = what(y) if group is None else f"{what(group)} = {show(key)}"
-        fig.add_trace(go.Scatter(x=part[x].astype(str) if part[x].dtype == object else part[x], y=part[y],
-                                 mode="lines+markers", name=shown, error_y=err, meta={"name": english}))
-    return fig
+        data.append(_go(go.Scatter, x=(part[x].astype(str) if part[x].dtype == object else part[x]).to_numpy(),
+                        y=part[y].to_numpy(dtype=float), mode="lines+markers", name=shown, error_y=err,
+                        meta={"name": english}))
+    return _build(_layout(tr("{y} against {x}", y=what(y), x=what(x)), what(x), what(y), log_y=log_y), data)
