@@ -198,7 +198,10 @@ def solve_gap_chain(graph: Graph, rates: Sequence[float] | np.ndarray | None = N
     return _solve_cached(indptr.tobytes(), indices.tobytes(), lam.tobytes(), int(max_states))
 
 
-@lru_cache(maxsize=32)
+#: a solution is five numbers and its key the graph's CSR bytes (≤ 160 kB for the dashboard's graphs):
+#: room for every graph of a page's charts over m (≈ 12 values of m × 3 graphs, each rerun in the same
+#: order — 32 entries made every lookup a miss) and for a class's different m
+@lru_cache(maxsize=256)
 def _solve_cached(ip: bytes, ix: bytes, rb: bytes, cap: int) -> ChainSolution | None:
     indptr, indices = np.frombuffer(ip, dtype=np.int64), np.frombuffer(ix, dtype=np.int64)
     lam = np.frombuffer(rb, dtype=float)
