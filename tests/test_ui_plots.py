@@ -108,3 +108,4 @@ def test_a_figure_is_sent_as_plotly_would_send_it(name: str, monkeypatch: pytest
     assert ours == theirs == again
     assert any(isinstance(v, np.ndarray) for trace in fig._data for v in trace.values()), "no array to encode"
     assert '"bdata"' in ours
+    assert json.loads(ours)["layout"]["template"]["layout"]["plot_bgcolor"] == "white"  # plotly_white's
