@@ -222,7 +222,7 @@ def section_chain(quick: bool) -> list[str]:
              ("torus 3 × 3", torus(3, 3)), ("hypercube 8", hypercube(3)), ("ring 20", ring(20))]
     for name, g in cases:
         def solve(g: gc.CSR = g) -> gc.ChainSolution | None:
-            gc._solve_cached.cache_clear()
+            gc._SOLVED.clear()
             return gc.solve_gap_chain(g)
         sol = solve()
         el = median_time(solve, 1 if quick else 3)

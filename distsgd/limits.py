@@ -32,7 +32,7 @@ __all__ = [
     "PROBLEM_MAX_NEWTON_DIM", "PROBLEM_MAX_VALUES",
     "TOPOLOGY_MAX_NODES", "TOPOLOGY_MAX_EDGES", "TOPOLOGY_MAX_PADDED", "TOPOLOGY_DENSE_EIGEN_MAX",
     "TOPOLOGY_LANCZOS_RESTARTS", "TOPOLOGY_REGULAR_TRIES", "TOPOLOGY_PAIRING_ROUNDS", "TOPOLOGY_FILE_MAX_BYTES",
-    "GRAPH_CHAIN_MAX_STATES",
+    "GRAPH_CHAIN_MAX_STATES", "GRAPH_CHAIN_STATE_WORK",
 ]
 
 # -- representable delay laws (the domains in delays.py are built from these) -----------------
@@ -164,6 +164,10 @@ TOPOLOGY_FILE_MAX_BYTES = 32 * 2**20
 #: 2^m − 1, about 3^m/√m on a ring — so a graph of m > 17 nodes is refused at once, any other above the
 #: cap after its enumeration (≤ 0.2 s), and the caller falls back to the bounds
 GRAPH_CHAIN_MAX_STATES = 250_000
+#: analytic work (the unit of ANALYTIC_WORK, ≈ ns) of one state of the gap chain, enumerated and solved
+#: (the 2–3 µs above): a call with ``work`` W solves a chain of at most W / this states, so the library's
+#: default work allows GRAPH_CHAIN_MAX_STATES and a dashboard chart's (3e7, ≈ 0.05 s) 12 000 states
+GRAPH_CHAIN_STATE_WORK = 2_500
 
 # -- the per-call bounds --------------------------------------------------------------------
 

@@ -211,12 +211,12 @@ def test_chain_on_the_complete_graph_is_the_maximum(m: int) -> None:
 @pytest.mark.parametrize("g", [ring(9), torus(3, 3), star(7)])
 def test_chain_sweep_compiled_matches_numpy(g: gc.CSR, monkeypatch: pytest.MonkeyPatch) -> None:
     """The compiled Gauss–Seidel sweep and the numpy one level by level: the same iteration."""
-    gc._solve_cached.cache_clear()
+    gc._SOLVED.clear()
     a = gc.solve_gap_chain(g, np.linspace(1.0, 2.0, g.indptr.size - 1))
-    gc._solve_cached.cache_clear()
+    gc._SOLVED.clear()
     monkeypatch.setattr(gc.jit, "ENABLED", not gc.jit.ENABLED)
     b = gc.solve_gap_chain(g, np.linspace(1.0, 2.0, g.indptr.size - 1))
-    gc._solve_cached.cache_clear()
+    gc._SOLVED.clear()
     assert a is not None and b is not None and a.states == b.states
     assert a.cycle_time == pytest.approx(b.cycle_time, rel=1e-12)
 
@@ -224,6 +224,19 @@ def test_chain_sweep_compiled_matches_numpy(g: gc.CSR, monkeypatch: pytest.Monke
 def test_chain_scales_with_the_rate() -> None:
     est = gc.dpsgd_cycle_time(parse_delay("exp(rate=4)"), csr(2, [(0, 1)]))
     assert est.kind == "exact" and est.value == pytest.approx(1.5 / 4, rel=1e-12)
+
+
+def test_the_chain_is_solved_only_as_far_as_the_work_allows() -> None:
+    """A ring of 10 nodes has 8 953 states: exact with the library's work and a chart's (3e7 pays for
+    12 000), the upper bound with a third of a chart's; a cluster of exponential nodes alike."""
+    exp, g = parse_delay("exp(rate=2)"), ring(10)
+    assert gc.dpsgd_cycle_time(exp, g).kind == "exact"
+    assert gc.dpsgd_cycle_time(exp, g, work=3e7).kind == "exact"
+    small = gc.dpsgd_cycle_time(exp, g, work=1e7)
+    assert small.kind == "upper_bound" and small.value > gc.dpsgd_cycle_time(exp, g).value
+    cluster = make_cluster(m=10, delay=exp, slow=2, slowdown=3.0)  # two slow exponential nodes
+    assert gc.dpsgd_cluster_cycle_time(cluster, g).kind == "exact"
+    assert gc.dpsgd_cluster_cycle_time(cluster, g, work=1e7).kind == "upper_bound"
 
 
 def simulate_events(g: gc.CSR, rates: np.ndarray, iters: int, seed: int) -> np.ndarray:

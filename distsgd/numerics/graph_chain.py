@@ -36,9 +36,11 @@ independent workers the moment bound with the largest ln E e^{θX_i}.
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 import weakref
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -195,16 +197,28 @@ def solve_gap_chain(graph: Graph, rates: Sequence[float] | np.ndarray | None = N
     lam = np.ones(indptr.size - 1) if rates is None else np.asarray(rates, dtype=float)
     if lam.shape != (indptr.size - 1,) or not np.all(np.isfinite(lam) & (lam > 0)):
         raise ValueError("rates: one positive finite rate per node")
-    return _solve_cached(indptr.tobytes(), indices.tobytes(), lam.tobytes(), int(max_states))
+    key = (hashlib.sha1(indptr.tobytes() + b"|" + indices.tobytes() + b"|" + lam.tobytes()).digest(), int(max_states))
+    with _SOLVED_LOCK:
+        if key in _SOLVED:
+            _SOLVED.move_to_end(key)
+            return _SOLVED[key]
+    sol = _solve(indptr, indices, lam, int(max_states))
+    with _SOLVED_LOCK:
+        _SOLVED[key] = sol
+        while len(_SOLVED) > _SOLVED_KEPT:
+            _SOLVED.popitem(last=False)
+    return sol
 
 
-#: a solution is five numbers and its key the graph's CSR bytes (≤ 160 kB for the dashboard's graphs):
-#: room for every graph of a page's charts over m (≈ 12 values of m × 3 graphs, each rerun in the same
-#: order — 32 entries made every lookup a miss) and for a class's different m
-@lru_cache(maxsize=256)
-def _solve_cached(ip: bytes, ix: bytes, rb: bytes, cap: int) -> ChainSolution | None:
-    indptr, indices = np.frombuffer(ip, dtype=np.int64), np.frombuffer(ix, dtype=np.int64)
-    lam = np.frombuffer(rb, dtype=float)
+#: solutions by (SHA-1 of the graph and the rates, cap): five numbers each, so room for every graph of a
+#: class's charts over m (≈ 12 values of m × 4 graphs for each m a student picks, asked in the same order
+#: every rerun: a cache of 32 made each of them a miss, and a ring of 13 nodes costs 0.5 s)
+_SOLVED: OrderedDict[tuple[bytes, int], ChainSolution | None] = OrderedDict()
+_SOLVED_LOCK = threading.Lock()
+_SOLVED_KEPT = 4096
+
+
+def _solve(indptr: np.ndarray, indices: np.ndarray, lam: np.ndarray, cap: int) -> ChainSolution | None:
     m = indptr.size - 1
     F = gap_states(CSR(indptr, indices), cap)
     if F is None:
@@ -443,14 +457,21 @@ def _chain_estimate(sol: ChainSolution, scale: float, what: Phrase) -> Estimate:
     return Estimate(value, kind, Text.of("method_graph_chain", states=sol.states, what=what), error=err)
 
 
+def _states_for(work: float, max_states: int) -> int:
+    """The largest chain ``work`` pays for (≈ limits.GRAPH_CHAIN_STATE_WORK a state), at most ``max_states``."""
+    return max(1, min(int(max_states), int(work // limits.GRAPH_CHAIN_STATE_WORK)))
+
+
 def dpsgd_cycle_time(delay: Delay, graph: Graph, work: float = limits.ANALYTIC_WORK,
                      max_states: int = limits.GRAPH_CHAIN_MAX_STATES) -> Estimate:
     """d-psgd's cycle time γ for i.i.d. X: the complete graph is sync (E[X_{m:m}], its kind);
-    exponential X without a shift on a graph whose chain has at most ``max_states`` states exactly
-    (module doc); otherwise the tighter upper bound of :func:`dpsgd_bounds`."""
+    exponential X without a shift on a graph whose chain has at most ``max_states`` states (and at
+    most ``work`` / ``limits.GRAPH_CHAIN_STATE_WORK``) exactly (module doc); otherwise the tighter
+    upper bound of :func:`dpsgd_bounds`."""
     m, d, _ = _degrees(graph)
     if d == m - 1:
         return order_statistic_mean(delay, m, m).renamed(Text.of("method_graph_complete", sub=f"{{{m}:{m}}}"))
+    max_states = _states_for(work, max_states)
     if delay.memoryless:
         sol = solve_gap_chain(graph, None, max_states)
         if sol is not None:
@@ -464,10 +485,12 @@ def dpsgd_cycle_time(delay: Delay, graph: Graph, work: float = limits.ANALYTIC_W
 def dpsgd_cluster_cycle_time(cluster: Cluster, graph: Graph, work: float = limits.ANALYTIC_WORK,
                              max_states: int = limits.GRAPH_CHAIN_MAX_STATES) -> Estimate:
     """γ on a cluster: the complete graph is sync on the cluster; independent exponential nodes (rates
-    λ_i, no shift, no state) exactly by the chain; otherwise the tighter upper bound."""
+    λ_i, no shift, no state) exactly by the chain (within ``work``, as :func:`dpsgd_cycle_time`);
+    otherwise the tighter upper bound."""
     m, d, _ = _degrees(graph)
     if d == m - 1:
         return _sync_on(cluster, work).renamed(Text.of("method_graph_cluster_complete"))
+    max_states = _states_for(work, max_states)
     groups = cluster.groups
     if groups is not None and all(g.delay.memoryless for g in groups):
         sol = solve_gap_chain(graph, 1.0 / cluster.worker_means(), max_states)
