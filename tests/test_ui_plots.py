@@ -95,12 +95,23 @@ def _ranged() -> go.Figure:
                         [go.Scatter(x=np.arange(3.0), y=np.array([1, 2, 3]), _validate=False)])
 
 
-@pytest.mark.parametrize("name", ["runtime", "error", "delay", "timeline", "heatmap", "order-statistic", "ranged"])
+def _arrays() -> go.Figure:
+    """Every kind of numpy array a trace may hold: small and large 64-bit integers (narrowed, or not),
+    unsigned, float32, 2-D, empty, boolean, text."""
+    return plots._build({}, [go.Scatter(
+        x=np.arange(5), y=np.array([1, 2, 3, 4, 2**40]), ids=np.array(["a", "b", "c", "d", "e"]),
+        customdata=np.arange(10.0).reshape(5, 2), text=np.array([], dtype=float), _validate=False,
+        marker={"size": np.array([3, 4, 5, 6, 7], dtype=np.uint64), "opacity": np.ones(5, dtype=np.float32),
+                "color": np.array([-40000, 0, 1, 2, 3]), "symbol": np.array([True, False, True, True, False])})])
+
+
+@pytest.mark.parametrize("name", ["runtime", "error", "delay", "timeline", "heatmap", "order-statistic", "ranged",
+                                  "arrays"])
 def test_a_figure_is_sent_as_plotly_would_send_it(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """plots.Figure.to_dict (what st.plotly_chart sends, without plotly's deep copy) is plotly's own
     to_dict, and leaves the figure as it was: a second call, and plotly's after it, give the same."""
     monkeypatch.setattr(plots, "VALIDATE", False)
-    fig = _ranged() if name == "ranged" else CASES[name]()
+    fig = {"ranged": _ranged, "arrays": _arrays}.get(name, CASES.get(name))()
     assert isinstance(fig, plots.Figure)
     ours = pio.to_json(fig.to_dict(), validate=False)
     again = pio.to_json(fig.to_dict(), validate=False)
