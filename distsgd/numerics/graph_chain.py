@@ -1,8 +1,8 @@
 """d-psgd's cycle time on a graph, analytic (DESIGN §12.3): the exact Markov chain of the
-iteration-count gaps for exponential times, the bounds otherwise, and the graph as CSR arrays.
+iteration-count gaps for exponential times, the bounds otherwise.
 
-The graph is anything with ``indptr`` and ``indices`` (:class:`Graph`: a
-:class:`~distsgd.topology.Topology`, or :class:`CSR` built from plain arrays): node i's neighbours,
+The graph is anything with ``indptr`` and ``indices`` (:mod:`~distsgd.numerics.graph_csr`: a
+:class:`~distsgd.topology.Topology`, or a CSR built from plain arrays): node i's neighbours,
 itself excluded, are ``indices[indptr[i]:indptr[i + 1]]``; it is undirected and connected.
 
 **The chain** (exponential X, rate λ_i at node i, no shift).  Node i has finished c_i iterations; it
@@ -39,12 +39,10 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Protocol
 
 import numpy as np
 import scipy.sparse as sp
@@ -58,6 +56,7 @@ from ..estimate import VALUE_KINDS, Estimate, infinite, numeric_kind, unavailabl
 from ..jit import kernel
 from ..orderstats import order_statistic_mean
 from ..reasons import Phrase, Text
+from .graph_csr import CSR, Graph, csr_arrays
 
 __all__ = ["Graph", "CSR", "csr_arrays", "ChainSolution", "gap_states", "solve_gap_chain", "mgf_bound",
            "dpsgd_cycle_time", "dpsgd_cluster_cycle_time", "dpsgd_bounds", "adpsgd_node_staleness"]
@@ -68,55 +67,6 @@ MAX_SWEEPS = 2000
 _EXACT_REL = 1e-12
 #: Gauss–Seidel stops only when the balance equations hold to this relative residual too
 _RESIDUAL = 1e-12
-
-
-class Graph(Protocol):
-    """A graph as CSR arrays: node i's neighbours (itself excluded) are ``indices[indptr[i]:indptr[i+1]]``."""
-
-    @property
-    def indptr(self) -> np.ndarray: ...
-
-    @property
-    def indices(self) -> np.ndarray: ...
-
-
-@dataclass(frozen=True, eq=False)
-class CSR:
-    """A graph from plain CSR arrays (see :class:`Graph`)."""
-
-    indptr: np.ndarray
-    indices: np.ndarray
-
-
-def csr_arrays(graph: Graph) -> tuple[np.ndarray, np.ndarray]:
-    """``(indptr, indices)`` as int64, checked for what a compiled loop relies on: indptr starts at 0,
-    never decreases and ends at len(indices); every index is a node and none is its own neighbour.
-    ValueError otherwise — a broken contract, not a user's input (a Topology is checked when built;
-    it also guarantees symmetry and connectedness, which this does not re-check).  The arrays of a
-    graph already checked are given again without a check (the charts ask for them thousands of times
-    a rerun, through the cost models)."""
-    try:
-        return _CHECKED[graph]
-    except (KeyError, TypeError):  # not yet seen, or not weakly referenceable
-        pass
-    indptr = np.ascontiguousarray(graph.indptr, dtype=np.int64)
-    indices = np.ascontiguousarray(graph.indices, dtype=np.int64)
-    m = indptr.size - 1
-    if indptr.ndim != 1 or indices.ndim != 1 or m < 1 or indptr[0] != 0 or indptr[-1] != indices.size \
-            or np.any(np.diff(indptr) < 0):
-        raise ValueError("graph: indptr must run from 0 to len(indices), never decreasing")
-    if indices.size and (indices.min() < 0 or indices.max() >= m
-                         or np.any(indices == np.repeat(np.arange(m), np.diff(indptr)))):
-        raise ValueError("graph: every index must be another node, in [0, m)")
-    if not (indptr.flags.writeable or indices.flags.writeable):  # a Topology's: cannot change later
-        try:
-            _CHECKED[graph] = (indptr, indices)
-        except TypeError:
-            pass
-    return indptr, indices
-
-
-_CHECKED: weakref.WeakKeyDictionary[Graph, tuple[np.ndarray, np.ndarray]] = weakref.WeakKeyDictionary()
 
 
 # -- the chain of the gaps ---------------------------------------------------------------------------
