@@ -59,18 +59,17 @@ _EXTRA_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31
 _LOG = dict(type="log", dtick=1, tickformat="~g")
 
 
-#: Whether plotly checks every property as a figure is built.  Checking costs ≈ 1.5 ms a trace
-#: and ≈ 10 ms a figure (most of drawing a chart on a rerun, where a shared host has ≈ 60 ms of
-#: CPU per rerun to spend); the figures here are made by this module's code, not by users, so
-#: it is off, and on when ``DISTSGD_VALIDATE_FIGURES=1`` — the test suite sets it, so a misspelt
-#: or out-of-range property still fails a test (``tests/test_ui_plots.py`` also checks that both
-#: ways give the same figure).
+#: Whether plotly checks every property as a figure is built (≈ 1.5 ms a trace, ≈ 10 ms a figure:
+#: most of drawing a chart on a rerun).  The figures here are made by this module's code, not by
+#: users, so it is off, and on when ``DISTSGD_VALIDATE_FIGURES=1``: the test suite sets it, so a
+#: misspelt or out-of-range property still fails a test (``tests/test_ui_plots.py`` also checks
+#: that both ways give the same figure).
 VALIDATE = os.environ.get("DISTSGD_VALIDATE_FIGURES", "") == "1"
 
 
 class Figure(go.Figure):  # type: ignore[misc]  # plotly is untyped
     """A Figure whose ``to_dict`` (``st.plotly_chart`` sends it each rerun) is plotly's own without its
-    deep copy of every array and of the template (3–20 ms a page); ``tests/test_ui_plots.py`` compares."""
+    deep copies (3–20 ms a page; ``tests/test_ui_plots.py`` compares)."""
 
     def to_dict(self) -> dict[str, Any]:
         res = {"data": _sendable(self._data), "layout": _sendable(self._layout)}
@@ -83,8 +82,7 @@ _PLAIN_TYPES = frozenset(_PLAIN)
 
 
 def _sendable(obj: Any, encode: bool = True) -> Any:
-    """``obj``'s containers copied; as plotly's ``convert_to_base64`` does, a homogeneous array that is
-    a dict's value (not under one of its skipped keys) as a typed-array spec."""
+    """``obj``'s containers copied, each array ``convert_to_base64`` would encode as a typed-array spec."""
     if isinstance(obj, (list, tuple)):
         if _PLAIN_TYPES.issuperset(map(type, obj)):  # a trace's values (numbers, text, None): one C-level copy
             return list(obj) if isinstance(obj, list) else obj
@@ -127,8 +125,9 @@ def _typed(v: np.ndarray) -> Any:
 
 
 def _go(cls: Any, **props: Any) -> Any:
-    """``cls(**props)`` (a plotly trace class), checked only when :data:`VALIDATE` is on."""
-    return cls(**props, _validate=VALIDATE)
+    """``cls(**props)`` (a plotly trace class) when :data:`VALIDATE` is on, else that trace as a plain
+    dict, which the figure's constructor takes as it is (a trace object it deep-copies, arrays too)."""
+    return cls(**props) if VALIDATE else {"type": cls._path_str, **props}
 
 
 def _layout(title: str | None = None, x_title: str | None = None, y_title: str | None = None,
@@ -327,13 +326,14 @@ def staleness_tail_figure(counts: dict[str, Sequence[int]], m: int) -> go.Figure
     return fig
 
 
-def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins: int = 60) -> go.Bar:
+def _hist(samples: np.ndarray, lo: float, hi: float, name: str, color: str, bins: int = 60,
+          axes: dict[str, str] | None = None) -> Any:
     """A density histogram computed here (bins from lo to hi; a few numbers go to the browser,
     not every sample).  Mass beyond hi is left out of the picture but not of the density."""
     counts, edges = np.histogram(samples, bins=np.linspace(lo, hi, bins + 1))
     dens = counts / (samples.size * np.diff(edges))
     return _go(go.Bar, x=(edges[:-1] + edges[1:]) / 2, y=dens, width=np.diff(edges), name=name,
-                  marker=dict(color=color, line=dict(width=0)))
+               marker=dict(color=color, line=dict(width=0)), **(axes or {}))
 
 
 def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
@@ -357,10 +357,10 @@ def delay_figure(delay: Delay, samples: np.ndarray | None = None) -> go.Figure:
     lo, hi = float(min(lo, delay.support[0])), float(hi)
     x = np.linspace(lo, hi, 600)
     if atoms is not None:
-        data.append(_hist(atoms, lo, hi, "trace (histogram)", "#7f7f7f").update(left))
+        data.append(_hist(atoms, lo, hi, "trace (histogram)", "#7f7f7f", axes=left))
     else:
         if samples is not None:
-            data.append(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)").update(left))
+            data.append(_hist(samples, lo, hi, "Monte Carlo: sample", "rgba(31,119,180,0.3)", axes=left))
         with np.errstate(divide="ignore", invalid="ignore"):  # e.g. Weibull k < 1 is infinite at 0
             pdf = np.asarray(delay.pdf(x), dtype=float)
         pdf[~np.isfinite(pdf)] = np.nan
