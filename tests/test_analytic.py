@@ -37,6 +37,8 @@ from distsgd.delays import (
 )
 from distsgd.numerics.maxsum import max_of_sums_mean as _local_sgd_numerical
 from distsgd.numerics.superposition import kbatch_sync_runtime as _kbatch_sync_numerical
+from distsgd.orderstats import Law as _OSLaw
+from distsgd.orderstats import affine_quadrature_moments, quadrature_moments
 from distsgd.orderstats import order_statistic_quadrature as _order_statistic_mean_quad
 from distsgd.params import ParameterError
 from distsgd.schemes import (
@@ -457,6 +459,17 @@ def test_local_sgd_exponential_is_gamma(m, H, lam, shift):
     lat = _local_sgd_numerical(d, m, H)
     assert lat.kind in ("numerical", "approximation")
     assert abs(lat.value - expect) <= max(1e-6 * expect, lat.error), (lat, expect)
+
+
+@pytest.mark.parametrize("shape,scale,shift,m", [(3, 0.5, 0.7, 10), (10, 2.0, 0.0, 100), (2, 1.0, 4.0, 1)])
+def test_order_statistic_moments_move_with_an_affine_map(shape, scale, shift, m):
+    """The quadrature of Y_{m:m} for the standard Gamma, moved to shift + scale·Y, is the quadrature
+    of the moved law itself: mean, variance (scale²) and error (scale)."""
+    direct = quadrature_moments(_OSLaw(stats.gamma(shape, scale=scale), shift=shift), m, m)
+    moved = affine_quadrature_moments(stats.gamma(shape, scale=scale), shift, m, m)
+    assert moved.mean == pytest.approx(direct.mean, rel=1e-12)
+    assert moved.var == pytest.approx(direct.var, rel=1e-9)
+    assert moved.error <= 10 * direct.error + 1e-15 * direct.mean
 
 
 def test_local_sgd_uniform_two_steps_is_triangular():

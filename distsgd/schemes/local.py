@@ -16,7 +16,7 @@ from ..delays import Delay
 from ..engines import clusters, iid, timeline
 from ..estimate import Estimate, infinite, numeric_kind
 from ..numerics.maxsum import max_of_sums_mean
-from ..orderstats import Law, order_statistic_mean, quadrature_moments
+from ..orderstats import affine_quadrature_moments, order_statistic_mean
 from ..reasons import Phrase, Text
 from .base import COMM_DELAY, H_DOMAIN, Scheme, register
 
@@ -95,7 +95,7 @@ class LocalSGD(Scheme):
             return Estimate((H * delay.mean + D) / H, "exact", Text.of("method_local_one_worker"), std=std)
         law = delay.sum_law(H)
         if law is not None:
-            r = quadrature_moments(Law(law[0], shift=law[1]), m, m)
+            r = affine_quadrature_moments(law[0], law[1], m, m)
             est = Estimate(r.mean, numeric_kind(r.mean, r.error), Text.of("method_gamma_quadrature", per_step=per_step),
                            std=math.sqrt(r.var), error=r.error)
             return est.scaled(1.0 / H, D / H)
