@@ -31,6 +31,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from . import limits
 from .analytic import expected_runtime
 from .clusters import Cluster
@@ -306,16 +308,20 @@ class ErrorCurve:
         """One row per grid time: ``bound``, ``model`` (and its standard error), the simulated
         mean and band; the scheme by its label."""
         sim, bound, model = self.simulated, self.bound, self.model
-        values = None if bound is None else bound.values
-        return [{"scheme": self.scheme.label, "time": float(t),
-                 "bound": None if values is None else float(values[j]),
-                 "model": None if model is None else float(model.mean[j]),
-                 "model_stderr": None if model is None else float(model.stderr[j]),
-                 "simulated_mean": float(sim.mean[j]), "simulated_low": float(sim.ci95_low[j]),
-                 "simulated_high": float(sim.ci95_high[j]),
-                 **{f"{name}_{part}": float(v[j]) for name, band in sim.metrics.items()
-                    for part, v in zip(("mean", "low", "high"), band, strict=True)}}
-                for j, t in enumerate(sim.time)]
+        n = len(sim.time)
+
+        def floats(v: Any) -> list[Any]:  # Python floats (None where there is no such curve), in one call
+            return [None] * n if v is None else np.asarray(v, dtype=float).tolist()
+
+        columns = {"time": floats(sim.time), "bound": floats(None if bound is None else bound.values),
+                   "model": floats(None if model is None else model.mean),
+                   "model_stderr": floats(None if model is None else model.stderr),
+                   "simulated_mean": floats(sim.mean), "simulated_low": floats(sim.ci95_low),
+                   "simulated_high": floats(sim.ci95_high),
+                   **{f"{name}_{part}": floats(v) for name, band in sim.metrics.items()
+                      for part, v in zip(("mean", "low", "high"), band, strict=True)}}
+        label = self.scheme.label
+        return [{"scheme": label, **{k: v[j] for k, v in columns.items()}} for j in range(n)]
 
     def summary(self) -> dict[str, Any]:
         """The chart's table row: the bound's kind, note and floor, the E[T] it used, γ and p₀,

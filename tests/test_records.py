@@ -17,7 +17,8 @@ import distsgd
 from distsgd import curves, make_scheme, parse_delay
 from distsgd.cli import main
 from distsgd.reasons import Phrase
-from distsgd.records import note_parts, runtime_point, share_budget
+from distsgd.error import Problem
+from distsgd.records import error_curve, note_parts, runtime_point, share_budget
 from distsgd.traces import trace_from_times
 from distsgd.whatif import what_if
 
@@ -123,3 +124,18 @@ def test_a_results_files_note_cell_is_read_as_phrases_only_when_it_is_the_librar
 def test_a_note_cell_the_library_wrote_reads_back() -> None:
     point = runtime_point(make_scheme("sync", M), HEAVY, 500, 1)
     assert note_parts(point.as_columns()["mc_note_parts"]) == point.monte_carlo.note_parts
+
+
+def test_an_error_curves_rows_are_its_arrays_column_by_column() -> None:
+    """ErrorCurve.as_rows (every chart's and CSV's rows): one row per grid time, each column the
+    array it names at that time, the scheme by its label."""
+    scheme = make_scheme("k-sync", 4, K=2)
+    curve = error_curve(scheme, parse_delay("exp(rate=1)"), Problem(), 4.0, 6, 40, 3, model_paths=50)
+    rows, sim = curve.as_rows(), curve.simulated
+    assert [r["time"] for r in rows] == sim.time.tolist() and {r["scheme"] for r in rows} == {scheme.label}
+    assert curve.bound is not None and curve.model is not None
+    for column, values in (("simulated_mean", sim.mean), ("simulated_low", sim.ci95_low),
+                           ("simulated_high", sim.ci95_high), ("bound", curve.bound.values),
+                           ("model", curve.model.mean), ("model_stderr", curve.model.stderr)):
+        assert [r[column] for r in rows] == [float(v) for v in values], column
+    assert all(type(r["simulated_mean"]) is float for r in rows)  # JSON- and Parquet-ready
