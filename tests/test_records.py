@@ -16,8 +16,8 @@ import pytest
 import distsgd
 from distsgd import curves, make_scheme, parse_delay
 from distsgd.cli import main
-from distsgd.reasons import Phrase
 from distsgd.error import Problem
+from distsgd.reasons import Phrase
 from distsgd.records import error_curve, note_parts, runtime_point, share_budget
 from distsgd.traces import trace_from_times
 from distsgd.whatif import what_if
