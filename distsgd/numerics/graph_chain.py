@@ -147,7 +147,9 @@ def solve_gap_chain(graph: Graph, rates: Sequence[float] | np.ndarray | None = N
     lam = np.ones(indptr.size - 1) if rates is None else np.asarray(rates, dtype=float)
     if lam.shape != (indptr.size - 1,) or not np.all(np.isfinite(lam) & (lam > 0)):
         raise ValueError("rates: one positive finite rate per node")
-    key = (hashlib.sha1(indptr.tobytes() + b"|" + indices.tobytes() + b"|" + lam.tobytes()).digest(), int(max_states))
+    # the sizes fix where each array's bytes end, so the digest names the graph and the rates
+    key = (hashlib.sha1(indptr.tobytes() + indices.tobytes() + lam.tobytes()).digest(), indptr.size, indices.size,
+           int(max_states))
     with _SOLVED_LOCK:
         if key in _SOLVED:
             _SOLVED.move_to_end(key)
@@ -163,7 +165,7 @@ def solve_gap_chain(graph: Graph, rates: Sequence[float] | np.ndarray | None = N
 #: solutions by (SHA-1 of the graph and the rates, cap): five numbers each, so room for every graph of a
 #: class's charts over m (≈ 12 values of m × 4 graphs for each m a student picks, asked in the same order
 #: every rerun: a cache of 32 made each of them a miss, and a ring of 13 nodes costs 0.5 s)
-_SOLVED: OrderedDict[tuple[bytes, int], ChainSolution | None] = OrderedDict()
+_SOLVED: OrderedDict[tuple[bytes, int, int, int], ChainSolution | None] = OrderedDict()
 _SOLVED_LOCK = threading.Lock()
 _SOLVED_KEPT = 4096
 
