@@ -4,8 +4,6 @@ reach a horizon, timing traces that cover it, and the number of updates by each 
 from __future__ import annotations
 
 import math
-import threading
-from collections import OrderedDict
 
 import numpy as np
 
@@ -14,6 +12,7 @@ from ..analytic import expected_runtime
 from ..clusters import Cluster
 from ..delays import Delay
 from ..estimate import VALUE_KINDS, Estimate
+from ..memo import Memo
 from ..montecarlo import UpdateTrace, iteration_cost, simulate_runtime, simulate_updates
 from ..params import ParameterError
 from ..random import Seed
@@ -26,8 +25,7 @@ __all__ = ["runtime_for_time_axis", "per_update_runtime", "updates_needed", "cov
 #: exact curve and the simulation of one scheme all ask for it.  Keys are short strings and
 #: values small Estimates, so the memo never holds a trace; at most _AXIS_MEMO entries.
 _AXIS_MEMO = 512
-_axis_memo: OrderedDict[tuple[object, ...], Estimate] = OrderedDict()
-_axis_lock = threading.Lock()
+_axis_memo: Memo[tuple[object, ...], Estimate] = Memo(_AXIS_MEMO)
 
 
 def _seed_key(seed: Seed) -> object:
@@ -43,13 +41,12 @@ def runtime_for_time_axis(scheme: Scheme, delay: Delay | Cluster, seed: Seed,
     """E[T] from the analytic core when exact or numerical, else from a Monte Carlo run of about
     ``cost`` (iteration_cost units; 500 to 20 000 iterations), and the result says so."""
     sk = _seed_key(seed)
-    key = (scheme, delay.key, sk, cost)
-    if sk is not None:
-        with _axis_lock:
-            hit = _axis_memo.get(key)
-            if hit is not None:
-                _axis_memo.move_to_end(key)
-                return hit
+    if sk is None:
+        return _axis_runtime(scheme, delay, seed, cost)
+    return _axis_memo.cached((scheme, delay.key, sk, cost), lambda: _axis_runtime(scheme, delay, seed, cost))
+
+
+def _axis_runtime(scheme: Scheme, delay: Delay | Cluster, seed: Seed, cost: float) -> Estimate:
     est = expected_runtime(scheme, delay, work=limits.AXIS_ANALYTIC_WORK)
     if not ((est.kind in VALUE_KINDS and est.value is not None) or est.kind == "infinite"):
         # bounded like everything else: at most 20 000 iterations, about 0.1 s of simulation
@@ -58,11 +55,6 @@ def runtime_for_time_axis(scheme: Scheme, delay: Delay | Cluster, seed: Seed,
         why = f"analytic E[T] is {est.kind.replace('_', ' ')}"
         est = Estimate(mc.mean, "approximation", f"Monte Carlo mean ({why}), 95% CI ±{mc.half_width:.3g}",
                        notes=mc.note_parts)
-    if sk is not None:
-        with _axis_lock:
-            _axis_memo[key] = est
-            while len(_axis_memo) > _AXIS_MEMO:
-                _axis_memo.popitem(last=False)
     return est
 
 

@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-import threading
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -54,6 +53,7 @@ from ..clusters.independent_orderstats import kth_of_independent
 from ..delays import Delay
 from ..estimate import VALUE_KINDS, Estimate, infinite, numeric_kind, unavailable
 from ..jit import kernel
+from ..memo import Memo
 from ..orderstats import order_statistic_mean
 from ..reasons import Phrase, Text
 from .graph_csr import CSR, Graph, csr_arrays
@@ -150,24 +150,13 @@ def solve_gap_chain(graph: Graph, rates: Sequence[float] | np.ndarray | None = N
     # the sizes fix where each array's bytes end, so the digest names the graph and the rates
     key = (hashlib.sha1(indptr.tobytes() + indices.tobytes() + lam.tobytes()).digest(), indptr.size, indices.size,
            int(max_states))
-    with _SOLVED_LOCK:
-        if key in _SOLVED:
-            _SOLVED.move_to_end(key)
-            return _SOLVED[key]
-    sol = _solve(indptr, indices, lam, int(max_states))
-    with _SOLVED_LOCK:
-        _SOLVED[key] = sol
-        while len(_SOLVED) > _SOLVED_KEPT:
-            _SOLVED.popitem(last=False)
-    return sol
+    return _SOLVED.cached(key, lambda: _solve(indptr, indices, lam, int(max_states)))
 
 
 #: solutions by (SHA-1 of the graph and the rates, cap): five numbers each, so room for every graph of a
 #: class's charts over m (≈ 12 values of m × 4 graphs for each m a student picks, asked in the same order
 #: every rerun: a cache of 32 made each of them a miss, and a ring of 13 nodes costs 0.5 s)
-_SOLVED: OrderedDict[tuple[bytes, int, int, int], ChainSolution | None] = OrderedDict()
-_SOLVED_LOCK = threading.Lock()
-_SOLVED_KEPT = 4096
+_SOLVED: Memo[tuple[bytes, int, int, int], ChainSolution | None] = Memo(4096)
 
 
 def _solve(indptr: np.ndarray, indices: np.ndarray, lam: np.ndarray, cap: int) -> ChainSolution | None:

@@ -21,8 +21,6 @@ from __future__ import annotations
 
 import functools
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -30,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from .. import limits
+from ..memo import Memo
 from ..params import ParameterError
 from ..random import Seed
 from .families import BUILDERS, DEGREE, SIDE, from_array
@@ -115,26 +114,16 @@ def topology(spec: str | Topology, m: int, seed: Seed = None) -> Topology:
         if name == "edges" or (name == "random-regular" and not _fixed(seed)):  # a file read now, a fresh draw
             return BUILDERS[name](m, args, seed)
         key = (name, tuple(sorted(args.items())), m, seed if name == "random-regular" else None)
-        with _BUILT_LOCK:
-            if key in _BUILT:
-                _BUILT.move_to_end(key)
-                return _BUILT[key]
-        built = BUILDERS[name](m, args, seed)
-        if m * (built.max_degree + 1) <= _KEEP_ENTRIES:
-            with _BUILT_LOCK:
-                _BUILT[key] = built
-                while len(_BUILT) > _KEEP_GRAPHS:
-                    _BUILT.popitem(last=False)
-        return built
+        return _BUILT.cached(key, lambda: BUILDERS[name](m, args, seed),
+                             keep=lambda g: g.m * (g.max_degree + 1) <= _KEEP_ENTRIES)
 
 
 #: the graphs :func:`topology` built last, by (family, arguments, m, seed): a Topology is immutable and
 #: the charts ask for the same graphs at every rerun (each scheme of a chart, each m of a curve);
 #: a graph is kept when its closed neighbourhoods padded to the largest degree have at most
-#: _KEEP_ENTRIES entries (≈ 0.5 MB), so the cache holds at most ≈ _KEEP_GRAPHS × 2 MB
-_BUILT: OrderedDict[tuple[Any, ...], Topology] = OrderedDict()
-_BUILT_LOCK = threading.Lock()
-_KEEP_GRAPHS, _KEEP_ENTRIES = 64, 2**16
+#: _KEEP_ENTRIES entries (≈ 0.5 MB), so the memo holds at most ≈ 64 × 2 MB
+_KEEP_ENTRIES = 2**16
+_BUILT: Memo[tuple[Any, ...], Topology] = Memo(64)
 
 
 def _fixed(seed: Seed) -> bool:
