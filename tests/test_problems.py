@@ -276,10 +276,19 @@ def test_the_simulated_floor_on_breast_cancer_is_the_linearised_one() -> None:
     assert abs(est - floor) <= 0.25 * floor + hw, (est, hw, floor)
 
 
-def test_the_loss_blocks_logsumexp_is_scipys() -> None:
-    from distsgd.problems.logistic import _logsumexp_last
-    Z = np.random.default_rng(6).normal(size=(7, 5, 4)) * 30
-    np.testing.assert_allclose(_logsumexp_last(Z.copy()), logsumexp(Z, axis=-1), rtol=1e-14)
+def test_the_loss_blocks_reductions_are_scipys_logsumexp_and_numpys_argmax() -> None:
+    from distsgd.problems.logistic import _class_reductions
+    rng = np.random.default_rng(6)
+    Z = rng.normal(size=(7, 5, 4)) * 30
+    Z[:3] = rng.integers(-1, 2, size=(3, 5, 4))  # whole-number scores: ties for the largest
+    Z[3] = 0.0
+    y = rng.integers(5, size=7)
+    ell, right = _class_reductions(Z.copy(), y, first_max=True)
+    picked = np.take_along_axis(Z, y[:, None, None], axis=1)[:, 0]
+    np.testing.assert_allclose(ell, logsumexp(Z, axis=1) - picked, rtol=1e-14)
+    np.testing.assert_array_equal(right, Z.argmax(axis=1) == y[:, None])
+    assert not right[3].all() or y[3] == 0  # all tied: only class 0 is predicted
+    np.testing.assert_array_equal(_class_reductions(Z.copy(), y)[0], ell)
 
 
 # -- a user's own functions -------------------------------------------------------------------------

@@ -73,14 +73,26 @@ def _check_features(X: Any, parameter: str) -> Any:
     return X
 
 
-def _logsumexp_last(Z: np.ndarray) -> np.ndarray:
-    """log Σ_c exp(Z[..., c]), stably (the maximum subtracted), overwriting Z: the same numbers as
-    ``scipy.special.logsumexp(Z, axis=-1)``, whose array-API dispatch made it 5 times slower on
-    the (rows, models, classes) blocks of the loss (tests/test_problems.py compares the two)."""
-    top = Z.max(axis=-1, keepdims=True)
-    Z -= top
+def _class_reductions(Z: np.ndarray, y: np.ndarray, first_max: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+    """For scores Z (rows, classes, models): ℓ = log Σ_c exp(Z[:, c]) − Z[:, y] of each row and model,
+    stably (the maximum subtracted), overwriting Z; and, if ``first_max``, whether the first class of
+    largest score is y (``argmax``'s rule: at a tie the lowest class).  The classes sit in the middle
+    so that each reduction runs over whole contiguous (rows, models) slices: numpy's reductions over
+    a short last axis, and ``scipy.special.logsumexp`` more so, were 2–3 times slower on these
+    blocks (tests/test_problems.py compares both with scipy and ``argmax``)."""
+    picked = Z[np.arange(Z.shape[0]), y]
+    if first_max:
+        top, best = Z[:, 0].copy(), np.zeros(picked.shape, dtype=np.intp)
+        for c in range(1, Z.shape[1]):
+            higher = Z[:, c] > top
+            np.copyto(top, Z[:, c], where=higher)
+            best[higher] = c
+        right: np.ndarray | None = best == y[:, None]
+    else:
+        top, right = Z.max(axis=1), None
+    Z -= top[:, None]
     np.exp(Z, out=Z)
-    return np.log(Z.sum(axis=-1)) + top[..., 0]
+    return np.log(Z.sum(axis=1)) + top - picked, right
 
 
 class LogisticRegression:
@@ -148,37 +160,39 @@ class LogisticRegression:
         W2 = W.reshape(B, self.p1, self.C).transpose(1, 0, 2).reshape(self.p1, B * self.C)
         return np.asarray(X @ W2).reshape(X.shape[0], B, self.C)
 
-    def _row_losses(self, X: Any, y: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """Mean ℓ over the rows of X for each model (B,), in blocks of SCORE_BLOCK scores."""
-        out = np.empty(W.shape[0])
+    def _evaluate(self, X: Any, y: np.ndarray, W: np.ndarray,
+                  accuracy: bool = False) -> tuple[np.ndarray, np.ndarray | None]:
+        """Mean ℓ over the rows of X for each model (B,) and, if asked, the fraction of rows whose
+        predicted class (the sign; the first class of largest score) is y; in blocks of SCORE_BLOCK
+        scores."""
+        B = W.shape[0]
+        loss, acc = np.empty(B), np.empty(B) if accuracy else None
         step = max(1, SCORE_BLOCK // (X.shape[0] * self.C))
-        for s in range(0, W.shape[0], step):
-            Z = self._scores(X, W[s:s + step])
+        for s in range(0, B, step):
+            Wb = W[s:s + step]
             if self.C == 1:
-                out[s:s + step] = -log_expit(y[:, None] * Z).mean(axis=0)
+                Z = np.asarray(X @ Wb.T)
+                ell, right = -log_expit(y[:, None] * Z), ((Z > 0) == (y[:, None] > 0)) if accuracy else None
             else:
-                picked = np.take_along_axis(Z, y[:, None, None].repeat(Z.shape[1], axis=1), axis=2)[..., 0]
-                out[s:s + step] = (_logsumexp_last(Z) - picked).mean(axis=0)
-        return out
+                W2 = Wb.reshape(-1, self.p1, self.C).transpose(1, 2, 0).reshape(self.p1, -1)
+                Z = np.asarray(X @ W2).reshape(X.shape[0], self.C, Wb.shape[0])
+                ell, right = _class_reductions(Z, y, accuracy)
+            loss[s:s + step] = ell.mean(axis=0)
+            if acc is not None and right is not None:
+                acc[s:s + step] = right.mean(axis=0)
+        return loss, acc
 
     def loss(self, W: np.ndarray) -> np.ndarray:
         """f(w) of each row of W (R, d), regulariser included."""
         W = np.atleast_2d(W)
-        return self._row_losses(self.X, self.y, W) + 0.5 * self.lam * np.einsum("rd,rd->r", W, W)
+        return self._evaluate(self.X, self.y, W)[0] + 0.5 * self.lam * np.einsum("rd,rd->r", W, W)
 
     def metrics(self, W: np.ndarray) -> dict[str, np.ndarray]:
         """Test accuracy and test loss (mean ℓ, no regulariser) of each model; {} without test rows."""
         if self.X_test is None or self.y_test is None:
             return {}
-        y_test = self.y_test
-        W = np.atleast_2d(W)
-        acc = np.empty(W.shape[0])
-        step = max(1, SCORE_BLOCK // (self.X_test.shape[0] * self.C))
-        for s in range(0, W.shape[0], step):
-            Z = self._scores(self.X_test, W[s:s + step])
-            right = ((Z > 0) == (y_test[:, None] > 0)) if self.C == 1 else Z.argmax(axis=2) == y_test[:, None]
-            acc[s:s + step] = right.mean(axis=0)
-        return {"test_accuracy": acc, "test_loss": self._row_losses(self.X_test, y_test, W)}
+        loss, acc = self._evaluate(self.X_test, self.y_test, np.atleast_2d(W), accuracy=True)
+        return {"test_accuracy": acc, "test_loss": loss}
 
     def _residual(self, Z: np.ndarray, y: np.ndarray) -> np.ndarray:
         """∂ℓ/∂score: −y·σ(−y z) (binary) or softmax(z) − e_y (multinomial), same shape as Z."""
