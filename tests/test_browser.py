@@ -40,6 +40,10 @@ mirrored in the URL, so a link reproduces the view):
    "Use this cluster on every page" puts the trace in the sidebar of the runtime page (and
    ``stragglers=trace`` in its URL).  Before everything else, the server's first session opens
    ``/cluster?trace_example=heterogeneous`` (a deep link as the first request): that page, that example.
+4d. Your own data set: ``/error?problem=logreg:upload`` asks for a file; a small CSV through the
+   page's own uploader is read and used (its training and held-out rows in the captions, the
+   test-accuracy chart); binary junk is refused with a notice naming the file, the bundled
+   set shown instead.
 4c. Every page opened with ``?lang=zh`` (and a navigation link after: the language stays): the
    title, the navigation and the page hold Chinese, each character drawn by a real font (its pixels
    differ from a code point no font has: no boxes), the URL keeps ``lang=zh``; screenshots
@@ -241,6 +245,12 @@ def test_a_trace_comes_in_through_the_upload_widget(server: bs.Server, browser, 
 def test_a_cluster_trace_is_read_and_used_everywhere(server: bs.Server, browser, spec: Spec) -> None:
     """Part 4b."""
     run_part(server, "your cluster", lambda errors, problems: a_cluster_trace_is_read_and_used_everywhere(
+        server.url, browser, spec, errors, problems))
+
+
+def test_a_data_file_comes_in_through_the_error_pages_uploader(server: bs.Server, browser, spec: Spec) -> None:
+    """Part 4d."""
+    run_part(server, "data file", lambda errors, problems: a_data_file_comes_in_through_the_error_pages_uploader(
         server.url, browser, spec, errors, problems))
 
 
@@ -863,6 +873,72 @@ def a_cluster_trace_is_read_and_used_everywhere(server: str, browser, spec: Spec
         bs.screenshot(pg, "cluster-used-on-runtime")
     except (AssertionError, bs.PlaywrightError) as exc:
         problems.add(f"[your cluster] stopped: {exc}", pg, "cluster-stopped")
+    finally:
+        pg.close()
+
+
+# ---------------------------------------------------------------------------------------------
+# 4d. a data set of one's own through the Error page's uploader
+# ---------------------------------------------------------------------------------------------
+
+DATA_START = "/error?problem=logreg:upload&schemes=sync&schemes=async&budget=fast"
+
+
+def _alerts(pg) -> list[str]:
+    return [a.strip() for a in pg.locator(bs.ALERT).all_inner_texts()]
+
+
+def data_csv(rows: int = 120) -> bytes:
+    """Two overlapping Gaussian classes in three features, the label ("yes"/"no") last."""
+    rng = np.random.default_rng(12)
+    lines = ["a,b,c,label"]
+    for i in range(rows):
+        yes = i % 2 == 0
+        x = rng.normal(0.8 if yes else -0.8, 1.0, size=3)
+        lines.append(",".join(f"{v:.4f}" for v in x) + ("," + ("yes" if yes else "no")))
+    return ("\n".join(lines) + "\n").encode()
+
+
+def a_data_file_comes_in_through_the_error_pages_uploader(server: str, browser, spec: Spec,
+                                                          errors: list[str], problems: Problems) -> None:
+    """problem=logreg:upload: a notice asks for a file; a CSV through the page's own uploader is
+    read and used (its rows in the captions, a test-accuracy chart); a file that is not a table is
+    refused with a notice that names the file, the bundled set shown meanwhile."""
+    pg = bs.new_page(browser, errors)
+    try:
+        bs.open_url(pg, server + DATA_START, charts=True)
+        if not any(ASKS_FOR_UPLOAD.search(a) or "Upload a data file" in a for a in _alerts(pg)):
+            problems.add(f"[data file] no notice asks for the file: {_alerts(pg)}", pg, "data-asks")
+        up = pg.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
+        assert up.count() == 1, "no file uploader on the Error page with problem=logreg:upload"
+        before = bs.runs(pg)
+        up.first.set_input_files({"name": "my-data.csv", "mimeType": "text/csv", "buffer": data_csv()})
+        bs.settle(pg, before, "uploading my-data.csv", charts=True)
+        text = pg.locator('[data-testid="stMain"]').inner_text()
+        for expected in ("Logistic regression on my-data.csv: 90 training rows", "on the 30 held-out rows"):
+            if expected not in text:
+                problems.add(f"[data file] {expected!r} is not on the page after the upload", pg, "data-used")
+        if any("Upload a data file" in a for a in _alerts(pg)):
+            problems.add(f"[data file] a notice still asks for the file: {_alerts(pg)}", pg, "data-still-asks")
+        if pg.locator(".js-plotly-plot").count() < 2:
+            problems.add("[data file] no error chart and test-accuracy chart after the upload", pg, "data-charts")
+        for p in bs.clean_problems(pg, "[data file] after the upload"):
+            problems.add(p, pg, "data-upload")
+        bs.screenshot(pg, "data-file-uploaded")
+
+        before = bs.runs(pg)
+        up.first.set_input_files({"name": "junk.csv", "mimeType": "text/csv", "buffer": bytes(range(256)) * 8})
+        bs.settle(pg, before, "uploading junk.csv", charts=True)
+        refusals = [a for a in _alerts(pg) if "junk.csv" in a and "breast cancer" in a]
+        if not refusals:
+            problems.add(f"[data file] junk.csv: no notice naming the file and the set shown: {_alerts(pg)}",
+                         pg, "data-junk")
+        if "my-data.csv" in pg.locator('[data-testid="stMain"]').inner_text():
+            problems.add("[data file] junk.csv was refused but my-data.csv is still used", pg, "data-junk-kept")
+        for p in bs.clean_problems(pg, "[data file] after a junk file"):
+            problems.add(p, pg, "data-junk-clean")
+    except (AssertionError, bs.PlaywrightError) as exc:
+        problems.add(f"[data file] stopped: {exc}", pg, "data-stopped")
     finally:
         pg.close()
 

@@ -152,6 +152,7 @@ def test_a_csv_file_with_a_header_and_a_named_label(tmp_path) -> None:
 @pytest.mark.parametrize("text, label, words", [
     ("a,b,y\n1,2,0\n1,x,1\n", None, ["d.csv", "row 3", "column b", "'x'"]),
     ("a,b,y\n1,2,0\n1,inf,1\n", None, ["row 3", "column b", "'inf'"]),
+    ("a,,y\n1,2,0\n1,x,1\n", None, ["row 3", "column 2:", "'x'"]),  # a column without a name: its place
     ("a,y\n1,0\n2,0\n3,0\n", None, ["two classes"]),
     ("a,y\n1,0\n2,1\n", "z", ["no column named 'z'", "a, y"]),
 ])

@@ -103,7 +103,7 @@ def _read_text(data: bytes, shown: str, label: str | None) -> tuple[np.ndarray, 
             from None
     first = [str(c[0]).strip() for c in columns]
     header = not all(_is_number(v) for v in first if v) or not all(first)
-    names = first if header else [str(j + 1) for j in range(len(columns))]
+    names = [name if header and name else str(j + 1) for j, name in enumerate(first)]  # unnamed: its place
     start = 1 if header else 0
     rows = len(columns[0]) - start
     if rows <= 0:
