@@ -4,6 +4,7 @@
     python -m benchmarks.bench_load --nginx 2 --sessions 30   # through deploy/run-multi.sh
     python -m benchmarks.bench_load --quick                   # N = 1, 5; 8 s each (load-quick.md)
     python -m benchmarks.bench_load --workload mixed          # the lighter, earlier workload
+    python -m benchmarks.bench_load --sessions 30 --query problem=logreg:digits   # a class on a data set
 
 For each N a fresh server is started on a free loopback port (``streamlit run app.py``, or
 ``deploy/run-multi.sh P`` — P processes behind nginx — with ``--nginx P``), one warm-up
@@ -95,6 +96,7 @@ class Config:
     strict: bool = False
     workload: str = "sidebar"
     host: str = "shared"
+    query: str = ""  # the link every session opens with (e.g. problem=logreg:digits)
 
     @property
     def env(self) -> dict[str, str]:
@@ -223,6 +225,7 @@ async def drive(index: int, n: int, base: str, cfg: Config, t_end: float, phase:
 async def _run_session(sess: Session, index: int, n: int, cfg: Config, t_end: float, phase: Phase,
                        rng: random.Random) -> None:
     out = phase.samples
+    sess.query_string = cfg.query
     if not (await _timed(sess, cfg, out, "open", page_hash="")).ok or not sess.pages:
         return
     titles = list(sess.pages)
@@ -257,11 +260,12 @@ async def _run_session(sess: Session, index: int, n: int, cfg: Config, t_end: fl
             await _timed(sess, cfg, out, "control", widget=w, value=value_for(w, index, n, move))
 
 
-async def warm_up(base: str, cookie: str, timeout: float) -> tuple[float, list[str]]:
+async def warm_up(base: str, cookie: str, timeout: float, query: str = "") -> tuple[float, list[str]]:
     """One session that draws each page once (imports, kernels, shared caches): seconds, errors."""
     t0 = time.perf_counter()
     errors: list[str] = []
     sess = await open_session(base, cookie)
+    sess.query_string = query
     try:
         r = await sess.rerun(timeout, page_hash="")
         errors += [f"first page: {e}" for e in r.errors]
@@ -295,7 +299,7 @@ async def run_phase(n: int, cfg: Config, logdir: Path) -> Phase:
         phase.startup = await load_server.wait_healthy(server)
         t_warm = time.perf_counter()
         for cookie in await backend_cookies(server.base, cfg.nginx):
-            phase.warmup_errors += (await warm_up(server.base, cookie, max(cfg.timeout, 120.0)))[1]
+            phase.warmup_errors += (await warm_up(server.base, cookie, max(cfg.timeout, 120.0), cfg.query))[1]
         phase.warmup = time.perf_counter() - t_warm
         log_start = server.log.stat().st_size
         sampler = load_server.Sampler(server.proc.pid)
@@ -369,6 +373,8 @@ def section(cfg: Config, phases: list[Phase], load_before: tuple[float, float, f
     if cfg.workload != "mixed":
         title += (", shared-host settings (" + " ".join(f"{k}={v}" for k, v in cfg.env.items()) + ")"
                   if cfg.env else ", default settings")
+    if cfg.query:
+        title += f", every session opens ?{cfg.query}"
     cmd = "python -m benchmarks.bench_load " + " ".join(sys.argv[1:])
     lines = [title, "",
              f"Measured {_dt.datetime.now().isoformat(timespec='minutes')} with `{cmd.strip()}`; "
@@ -462,6 +468,8 @@ def write(cfg: Config, body: str) -> None:
     name = f"nginx-{cfg.nginx}" if cfg.nginx else "direct"
     if cfg.workload != "mixed":
         name = f"{cfg.workload}-{cfg.host}-{name}"
+    if cfg.query:
+        name += "-" + re.sub(r"[^\w]+", "-", cfg.query).strip("-")
     old = cfg.out.read_text() if cfg.out.exists() else ""
     sections = dict(re.findall(r"<!-- load:([\w-]+) -->\n(.*?)<!-- /load:\1 -->", old, flags=re.S))
     sections[name] = body
@@ -487,6 +495,8 @@ def parse(argv: list[str] | None) -> Config:
     ap.add_argument("--host", choices=("shared", "default"), default="shared",
                     help="shared: the server with README's settings for a class (" +
                          " ".join(f"{k}={v}" for k, v in SHARED_HOST.items()) + "); default: none")
+    ap.add_argument("--query", default="", help="the link's query every session opens with, e.g. "
+                    "problem=logreg:digits (the class explores a real problem)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--quick", action="store_true", help="N = 1, 5 for 8 s each (a smoke run)")
     ap.add_argument("--strict", action="store_true", help="exit 1 when the N = 30 target is missed")
@@ -501,7 +511,7 @@ def parse(argv: list[str] | None) -> Config:
         ap.error("duration must be in (0, 3600] and timeout in (0, 600]")
     out = a.out or RESULTS / ("load-quick.md" if a.quick else "load.md")
     return Config(sessions, duration, a.interval, a.jitter, a.moves_per_page, a.timeout, a.nginx, a.seed, out,
-                  a.quick, a.strict, a.workload, a.host)
+                  a.quick, a.strict, a.workload, a.host, a.query.lstrip("?"))
 
 
 def _git_commit() -> str:
