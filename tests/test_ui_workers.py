@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from threadpoolctl import threadpool_info
 
 from benchmarks import load_server
 from benchmarks.load_client import open_session
@@ -34,6 +35,8 @@ def test_a_worker_gives_the_numbers_of_the_server_process(pool: None) -> None:
     there = workers.call(curves.runtime_vs_K, *args)
     assert workers.call(os.getpid) != os.getpid()  # it did run elsewhere
     assert there == here
+    blas = [lib["num_threads"] for lib in workers.call(threadpool_info) if lib["user_api"] == "blas"]
+    assert blas and max(blas) == workers.BLAS_THREADS  # the workers share the cores: no BLAS threads of their own
 
 
 def test_a_refusal_crosses_as_it_is(pool: None) -> None:
