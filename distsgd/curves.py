@@ -30,7 +30,7 @@ from .error import (
     simulate_error,
     simulated_time_to_target,
 )
-from .error.general import RealProblem, simulate_problem
+from .error.general import RealProblem, problem_work, simulate_problem
 from .error.scheduled import scheduled_scheme
 from .error.timing import runtime_for_time_axis, updates_needed
 from .estimate import VALUE_KINDS, Estimate
@@ -260,7 +260,7 @@ def _scheme_curve(s: Scheme, src: Delay | Cluster, problem: Problem | RealProble
     a real problem with the replicas that fit its share of the work cap; the quadratic with the
     bound and the exact model curve when ``chart`` (the error chart), else the simulation alone."""
     if isinstance(problem, RealProblem):
-        fit = _replicas_within(s, src, problem, time, replicas, caps["max_work"], seed, axis)
+        fit, points = _real_run_size(s, src, problem, time, points, replicas, caps["max_work"], seed, axis)
         # on a graph: no mean node error (m training losses per grid point, 40× the SGD's work on
         # breast cancer); the average model's error, the consensus and the test metrics stay
         extra: dict[str, Any] = {"graph_node_error": False} if needs_graph(s.name) else {}
@@ -273,19 +273,35 @@ def _scheme_curve(s: Scheme, src: Delay | Cluster, problem: Problem | RealProble
                        sim_seed=keyed(seed, "sgd", s.label), runtime=axis, eps=eps, **drawn, **caps)
 
 
-def _replicas_within(s: Scheme, src: Delay | Cluster, problem: RealProblem, time: float, replicas: int,
-                     max_work: float, seed: int, axis: Estimate) -> int:
-    """The replicas of a real problem's run that keep its work (replicas × updates × gradients
-    per update × b × d) within ``max_work``: all asked for if they fit, else as many as fit but
-    at least MIN_REAL_REPLICAS (a run that still does not fit is refused, naming the cap)."""
-    grads = s.m * s.steps_per_update if s.averages_models else s.grads_per_update
-    per = updates_needed(s, src, time, seed, axis) * grads * problem.b * problem.problem.dim
-    return max(min(replicas, MIN_REAL_REPLICAS), min(replicas, int(max_work // max(per, 1))))
+def _real_run_size(s: Scheme, src: Delay | Cluster, problem: RealProblem, time: float, points: int,
+                   replicas: int, max_work: float, seed: int, axis: Estimate) -> tuple[int, int]:
+    """(replicas, grid points) of a real problem's run within ``max_work`` (its SGD and the
+    evaluation of each recorded model, :func:`~distsgd.error.general.problem_work`): all asked for
+    if they fit; else fewer replicas, down to MIN_REAL_REPLICAS; then fewer grid points, down to
+    MIN_REAL_POINTS (a run that still does not fit is refused by the simulation, naming the cap).
+    On digits a model's evaluation reads 1 797 rows, a gradient b: the grid is most of the work."""
+    n = updates_needed(s, src, time, seed, axis)
+
+    def work(r: int, p: int) -> float:
+        return problem_work(s, problem.problem, problem.b, r, n, p)
+
+    if work(replicas, points) <= max_work:
+        return replicas, points
+    fewest = min(replicas, MIN_REAL_REPLICAS)
+    fit = max(fewest, min(replicas, int(max_work // max(work(1, points), 1.0))))
+    if work(fit, points) <= max_work:
+        return fit, points
+    # over the cap with ``points`` means fewer than n + 1 evaluations, where work is linear in them
+    per_point = work(fit, 1) - work(fit, 0)
+    return fit, max(min(points, MIN_REAL_POINTS), int((max_work - work(fit, 0)) // per_point))
 
 
 #: the fewest replicas a real problem's chart runs when the work cap asks for fewer (a 95% band
 #: from fewer is too wide to read)
 MIN_REAL_REPLICAS = 10
+#: the fewest grid points of a real problem's chart when the work cap asks for fewer (one every
+#: 5 % of the horizon)
+MIN_REAL_POINTS = 21
 
 
 def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | RealProblem, eps: float,
@@ -360,7 +376,8 @@ def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | R
     try:
         axis = runtime_for_time_axis(from_start, src, seed, axis_cost)
         if isinstance(problem, RealProblem):
-            fit = _replicas_within(from_start, src, problem, time, replicas, caps["max_work"], seed, axis)
+            fit, points = _real_run_size(from_start, src, problem, time, points, replicas, caps["max_work"], seed,
+                                         axis)
             sim = simulate_problem(from_start, src, problem.problem, problem.eta, problem.b, time, points, fit,
                                    keyed(seed, "sgd", label), runtime=axis, schedule=spec, **caps)
         else:

@@ -222,7 +222,8 @@ MAX_REPLICAS = 10_000
 #: updates of one simulated SGD run (count): the time grid is read off each run's update times
 MAX_UPDATES = 200_000
 #: replicas × updates × K × d of one simulation (array-element work): ≈ 4e9 multiply-adds, a
-#: minute of numpy on one core
+#: minute of numpy on one core; on a real problem b rows a gradient, and the evaluation of every
+#: recorded model on the data's rows (distsgd.error.general.problem_work)
 MAX_SGD_WORK = 4e9
 #: bytes of timing trace and SGD state per group of replicas simulated together (64 MiB)
 SGD_GROUP_BYTES = 64 * 2**20

@@ -201,8 +201,9 @@ REASONS: dict[str, str] = {
                         "simulated here (shorten T or use fewer workers)",
     "timing_too_costly": "simulating the timing of {replicas} runs of {scheme} up to T = {time:g} is too costly "
                          "for one request (≈ {seconds:.2g} s); use fewer replicas, a shorter T or fewer workers",
-    "sgd_work_cap": "replicas × updates × K × dim ≈ {work:.3g} exceeds the cap {cap:.0e}; use fewer replicas or "
-                    "a shorter time",
+    "sgd_work_cap": "the simulation's work ≈ {work:.3g} (replicas × updates × K × b × dim, and the evaluation of "
+                    "each recorded model) exceeds the cap {cap:.0e}; use fewer replicas, fewer points or a shorter "
+                    "time",
     "infinite_runtime": "E[T] is infinite for this delay: the error against time is not defined",
     # the error on a graph (distsgd.error.graph): arrays handed over by the engines and the topology
     "graph_models_cap": "replicas × max(nodes, grid points) × dim = {values:.3g} numbers exceed the cap {cap:.3g}; "

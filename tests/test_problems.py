@@ -368,19 +368,42 @@ def test_the_caps_are_named(tmp_path, monkeypatch) -> None:
         logreg(str(path))
 
 
-def test_a_chart_on_a_real_problem_runs_the_replicas_that_fit_its_work_cap() -> None:
+def test_a_chart_on_a_real_problem_runs_the_replicas_and_points_that_fit_its_work_cap() -> None:
     """curves.error_rows (the dashboard's rows): a data set's run over the chart's work cap runs
-    as many replicas as fit (at least 10), and says how many in its summary."""
+    as many replicas as fit (at least 10), then as many grid points as fit (at least 21), and is
+    refused beyond; the work counts each recorded model's evaluation on all 569 rows of d = 31
+    (breast cancer: 17 639 a model, against 4 rows × K = 4 × 31 = 496 a sync update here)."""
     from distsgd import curves
     from distsgd.error.general import RealProblem
     spec = RealProblem("breast_cancer", 0.01, 0.1, 4)
     schemes = (curves.build("sync", 4, 2, 2),)
     delay = parse_delay("exp(rate=1)")
-    _, summary = curves.error_rows(schemes, delay, spec, 20.0, 5, 40, 1, max_work=3e5)
-    assert 10 <= summary[0]["replicas"] < 40
+    per_model = 569 * 31
+    _, summary = curves.error_rows(schemes, delay, spec, 20.0, 5, 40, 1, max_work=2e6)
     n = summary[0]["replicas"]
-    _, more = curves.error_rows(schemes, delay, spec, 20.0, 5, 40, 1, max_work=3e5 * 40 / n * 1.05)
+    assert 10 <= n < 40 and n * 5 * per_model <= 2e6  # (evaluations alone: a bound the SGD only adds to)
+    _, more = curves.error_rows(schemes, delay, spec, 20.0, 5, 40, 1, max_work=2e6 * 40 / n * 1.05)
     assert more[0]["replicas"] == 40  # when all fit, all run
+    rows, fewer = curves.error_rows(schemes, delay, spec, 20.0, 101, 40, 1, max_work=5e6)
+    points = len({r["time"] for r in rows})
+    assert fewer[0]["replicas"] == 10
+    assert 21 <= points < 101 and 5e6 // (10 * per_model) - 1 <= points <= 5e6 // (10 * per_model)
+    _, refused = curves.error_rows(schemes, delay, spec, 20.0, 101, 40, 1, max_work=1e6)
+    assert refused[0]["skipped_reason"]["reason"] == "sgd_work_cap"  # 10 replicas × 21 points do not fit
+
+
+def test_a_runs_work_counts_the_evaluation_of_its_models() -> None:
+    """simulate_problem's work cap (the library's time bound) counts each recorded model's loss
+    and metrics on every training and held-out row, not only the gradients' b rows: 4 000 rows,
+    d = 3, 5 replicas × 41 grid points ≈ 2.5e6 of evaluation against ≈ 1e3 of SGD."""
+    rng = np.random.default_rng(30)
+    X, y = rng.normal(size=(4000, 2)), rng.integers(2, size=4000)
+    pb = logistic(X[:3000], y[:3000], lam=0.1, X_test=X[3000:], y_test=y[3000:])
+    scheme, delay = make_scheme("sync", 2), parse_delay("exp(rate=1)")
+    with pytest.raises(ParameterError) as e:
+        simulate_problem(scheme, delay, pb, 0.1, 1, 10.0, 41, 5, 1, max_work=1e6)
+    assert e.value.parameter == "replicas" and "evaluation" in str(e.value)
+    assert simulate_problem(scheme, delay, pb, 0.1, 1, 10.0, 41, 5, 1, max_work=4e6).replicas == 5
 
 
 def test_sgd_on_a_problem_runs_on_a_cluster_as_the_model_problems_engine_does() -> None:

@@ -31,7 +31,7 @@ from ..estimate import Estimate
 from ..montecarlo import UpdateTrace
 from ..params import ParameterError
 from ..problems import LogisticRegression, bundled
-from ..problems.base import LAM, GradientProblem, checked_output
+from ..problems.base import LAM, GradientProblem, checked_output, data_rows
 from ..problems.data import DataSet, check_set, prepared
 from ..random import Seed, generator
 from ..schedules import Schedule
@@ -42,7 +42,8 @@ from .scheduled import scheduled_scheme, simulate_scheduled
 from .simulate import ErrorSimulation, StaleStats, band, plan_run
 from .timing import counts_at, covering_trace
 
-__all__ = ["simulate_problem", "linearised_floor", "Floor", "RealProblem", "RECORD_BLOCK", "GAMMA_SAMPLES"]
+__all__ = ["simulate_problem", "problem_work", "linearised_floor", "Floor", "RealProblem", "RECORD_BLOCK",
+           "GAMMA_SAMPLES"]
 
 #: updates (evenly spaced) at which the staleness factor γ is measured with full gradients, and
 #: the replicas it is measured on: (K + 1) full gradients each
@@ -157,6 +158,19 @@ def _check_output(problem: GradientProblem, W: np.ndarray, rng: np.random.Genera
     checked_output("grad", problem.grad(W, rng, b), W.shape)
 
 
+def problem_work(scheme: Scheme, problem: GradientProblem, b: int, replicas: int, updates: int,
+                 points: int) -> float:
+    """Element operations of a run of :func:`simulate_problem`, which its ``max_work`` caps: each
+    replica's SGD (updates × gradients per update × b rows, each of d numbers) and the evaluation
+    of its recorded models (at most min(points, updates + 1) of them, each reading the training rows
+    of the loss and the held-out rows of the metrics, :func:`~distsgd.problems.base.data_rows`).
+    On digits the evaluation is most of it: 1 797 rows a model against b rows a gradient."""
+    grads = scheme.m * scheme.steps_per_update if scheme.averages_models else scheme.grads_per_update
+    train, test = data_rows(problem)
+    evaluations = min(points, updates + 1)
+    return float(replicas) * problem.dim * (float(updates) * grads * b + float(evaluations) * (train + test))
+
+
 def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientProblem, eta: float, b: int,
                      time: float, points: int = 101, replicas: int = 100, seed: Seed = None,
                      lr: LearningRate | None = None, *, keep_errors: bool = False,
@@ -167,18 +181,17 @@ def simulate_problem(scheme: Scheme, delay: Delay | Cluster, problem: GradientPr
     """Simulated SGD on ``problem`` on the grid ``linspace(0, time, points)``: the error
     f(w) − f* (f* from the problem's constants) and each metric, mean and 95 % band over replicas
     (see the module's docstring for the process).  Caps as :func:`distsgd.error.simulate_error`;
-    the work cap counts replicas × updates × gradients per update × b × d.  ``schedule`` changes
-    K or H during the run, as in :func:`~distsgd.error.simulate_error`.  d-psgd and ad-psgd run every
-    node's model (:mod:`~distsgd.error.graph_problem`); ``graph_node_error=False`` leaves out their mean
-    node error (m training losses per grid point)."""
+    the work cap counts the SGD and the evaluation of the recorded models (:func:`problem_work`).
+    ``schedule`` changes K or H during the run, as in :func:`~distsgd.error.simulate_error`.  d-psgd
+    and ad-psgd run every node's model (:mod:`~distsgd.error.graph_problem`);
+    ``graph_node_error=False`` leaves out their mean node error (m training losses per grid point)."""
     eta = ETA.check(eta, "eta")
     b = BATCH.check(b, "b")
     sched, scheme = scheduled_scheme(scheme, schedule)
     grid, replicas, n = plan_run(scheme, delay, time, points, replicas, seed, runtime, max_updates, max_timing_cost)
     lr = lr or LearningRate()
     rng = generator(seed)
-    grads = scheme.m * scheme.steps_per_update if scheme.averages_models else scheme.grads_per_update
-    work = float(replicas) * n * grads * b * problem.dim
+    work = problem_work(scheme, problem, b, replicas, n, points)
     if work > max_work:
         raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
     f_star = problem.constants.f_star.value

@@ -23,7 +23,7 @@ import numpy as np
 from .. import limits
 from ..clusters import Cluster
 from ..delays import Delay
-from ..problems.base import GradientProblem
+from ..problems.base import GradientProblem, data_rows
 from ..schemes import GraphScheme
 from .graph_run import GRAPH_METRICS, events, finish_times
 from .graph_simulate import Moments, check_size, record
@@ -34,10 +34,11 @@ from .timing import counts_at
 __all__ = ["simulate_graph_problem"]
 
 
-def _rows(problem: GradientProblem) -> int:
-    """Training rows one loss evaluation reads (1 when the problem does not say)."""
-    n = getattr(problem, "n", None)
-    return int(n) if isinstance(n, (int, np.integer)) and n > 0 else 1
+def _rows(problem: GradientProblem, node_error: bool) -> tuple[int, int]:
+    """Rows a grid point reads, for the work cap: each node's training loss (if asked), then the
+    average model's loss and metrics."""
+    train, test = data_rows(problem)
+    return (train if node_error else 0), train + test
 
 
 def _metrics(problem: GradientProblem, models: np.ndarray) -> dict[str, np.ndarray]:
@@ -62,7 +63,8 @@ def _dpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProblem
     steps = T.shape[1] - 1
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     d = w0.size
-    check_size(R, m, P, d, steps, m * b, limits.GRAPH_MAX_MODELS, max_work, _rows(problem) if node_error else 0)
+    check_size(R, m, P, d, steps, m * b, limits.GRAPH_MAX_MODELS, max_work,
+               *_rows(problem, node_error))
     X = np.broadcast_to(w0, (m, R, d)).copy()
     acc = Moments(R, P, d, problem.loss if node_error else _no_loss)
     base = np.arange(R)[None, :] * P
@@ -88,7 +90,8 @@ def _adpsgd(scheme: GraphScheme, delay: Delay | Cluster, problem: GradientProble
     used = int(counts.max())
     w0 = np.asarray(problem.w0(), dtype=np.float64)
     d = w0.size
-    check_size(R, m, P, d, used, b, limits.GRAPH_MAX_MODELS, max_work, _rows(problem) if node_error else 0)
+    check_size(R, m, P, d, used, b, limits.GRAPH_MAX_MODELS, max_work,
+               *_rows(problem, node_error))
     X = np.broadcast_to(w0, (R * m, d)).copy()  # row r·m + i
     read = X.copy()
     xbar, f, m2 = np.empty((R * P, d)), np.empty(R * P), np.empty(R * P)

@@ -88,15 +88,16 @@ def _start(problem: Problem, x0: Any, R: int, m: int) -> np.ndarray:
 
 
 def check_size(R: int, m: int, P: int, d: int, steps: int, per_step: int, max_models: float,
-               max_work: float, loss_rows: int = 1) -> None:
+               max_work: float, loss_rows: int = 1, average_rows: int = 0) -> None:
     """Refuse what exceeds the memory cap (R × max(m, P) × d numbers) or the work cap (each step
     touches ``per_step`` rows of d numbers, and each grid point reads m models, each costing
     ``loss_rows`` rows of d: 1 on the model problem, a real problem's training rows for its loss,
-    0 when no node's loss is taken)."""
+    0 when no node's loss is taken; and the average model, ``average_rows``: a real problem's
+    training and held-out rows for its loss and metrics)."""
     values = float(R) * max(m, P) * d
     if values > max_models:
         raise ParameterError("replicas", "graph_models_cap", values=values, cap=max_models)
-    work = float(R) * d * (float(steps) * per_step + float(P) * m * loss_rows)
+    work = float(R) * d * (float(steps) * per_step + float(P) * (m * loss_rows + average_rows))
     if work > max_work:
         raise ParameterError("replicas", "sgd_work_cap", work=work, cap=max_work)
 

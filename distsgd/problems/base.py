@@ -16,7 +16,7 @@ import numpy as np
 from ..params import Domain, ParameterError
 
 __all__ = ["Constant", "Constants", "GradientProblem", "LAM", "DEFAULT_LAM", "TEST_FRACTION", "SPLIT_SEED",
-           "TARGET_ACCURACY", "GAP_CERTIFIED", "KINDS", "checked_output"]
+           "TARGET_ACCURACY", "GAP_CERTIFIED", "KINDS", "checked_output", "data_rows"]
 
 #: the kinds a constant can have: known in closed form, a bound that holds, a number computed to a
 #: stated accuracy but not certified, a value the user gave, or not known (value None)
@@ -79,6 +79,16 @@ class GradientProblem(Protocol):
 
     @property
     def constants(self) -> Constants: ...
+
+
+def data_rows(problem: Any) -> tuple[int, int]:
+    """(training rows one loss evaluation reads, held-out rows the metrics read): the problem's
+    ``n`` and ``n_test`` where it says them (logistic regression), else (1, 0) — the unit in which
+    the work caps count an evaluation (each row a pass over d numbers)."""
+    def rows(name: str, default: int) -> int:
+        v = getattr(problem, name, None)
+        return int(v) if isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 else default
+    return max(1, rows("n", 1)), rows("n_test", 0)
 
 
 def checked_output(function: str, value: Any, shape: tuple[int, ...]) -> np.ndarray:

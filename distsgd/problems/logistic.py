@@ -125,6 +125,7 @@ class LogisticRegression:
             raise ParameterError("X", "problem_dim_cap", dim=self.dim, cap=limits.PROBLEM_MAX_DIM)
         self.y = self._encode(y, "y")
         self.X_test = self.y_test = None
+        self.n_test = 0
         if X_test is not None and y_test is not None:
             Xt = _check_features(X_test, "X_test")
             if Xt.shape[1] != X.shape[1]:
@@ -134,6 +135,7 @@ class LogisticRegression:
                 raise ParameterError("y_test", "problem_labels_shape", labels=yt.shape, rows=Xt.shape[0])
             if Xt.shape[0]:
                 self.X_test, self.y_test = _with_intercept(Xt), self._encode(yt, "y_test")
+                self.n_test = int(Xt.shape[0])
         self.sparse = sp.issparse(self.X)
         self._sq_norms = (np.asarray(self.X.multiply(self.X).sum(axis=1)).ravel() if self.sparse
                           else np.einsum("ij,ij->i", self.X, self.X))
@@ -192,6 +194,7 @@ class LogisticRegression:
         if self.X_test is None or self.y_test is None:
             return {}
         loss, acc = self._evaluate(self.X_test, self.y_test, np.atleast_2d(W), accuracy=True)
+        assert acc is not None
         return {"test_accuracy": acc, "test_loss": loss}
 
     def _residual(self, Z: np.ndarray, y: np.ndarray) -> np.ndarray:

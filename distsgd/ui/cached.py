@@ -71,6 +71,7 @@ from .rerun_caps import (
     SAMPLES,
     TARGET_POINTS,
     TIMELINE_CACHE_ENTRIES,
+    UI_MAX_PROBLEM_WORK,
     UI_MAX_TIMING_COST,
     UI_MAX_UPDATES,
     UI_MAX_WORK,
@@ -102,6 +103,11 @@ _VIEW: dict[str, Any] = {**_CACHE, "max_entries": FIGURE_CACHE_ENTRIES}
 #: the UI's caps on one chart's simulated SGD (the library's defaults are larger)
 _SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_WORK,
                              "max_timing_cost": UI_MAX_TIMING_COST}
+
+
+def _sgd_caps(problem: Problem | RealProblem) -> dict[str, Any]:
+    """The caps of a chart's simulated SGD: on a data set its evaluations count (UI_MAX_PROBLEM_WORK)."""
+    return {**_SGD_CAPS, "max_work": UI_MAX_PROBLEM_WORK} if isinstance(problem, RealProblem) else _SGD_CAPS
 #: the UI's caps on one runtime chart's points (the library's defaults are larger)
 _RUNTIME_CAPS: dict[str, Any] = {"analytic_work": CHART_ANALYTIC_WORK, "max_iterations": CHART_MAX_ITERATIONS}
 _QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
@@ -148,7 +154,7 @@ def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
     """The error chart's rows; ``budget`` bounds the Monte Carlo of E[T] for the time axis where
     the analytic core has no value (k-async): the chart's Monte Carlo budget."""
     return workers.call(curves.error_rows, schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr,
-                        **_SGD_CAPS, axis_cost=budget)
+                        **_sgd_caps(problem), axis_cost=budget)
 
 
 @st.cache_data(**_CACHE)
@@ -159,7 +165,8 @@ def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem | 
     """The trade-offs chart's rows (``budget`` as :func:`error_rows`'), each simulated one with
     its error curve (a schedule is compared with them: turning it on simulates nothing again)."""
     return workers.call(curves.target_rows, schemes, delay, problem, eps, time, TARGET_POINTS, replicas, seed, gamma,
-                        p0, x_name, **_SGD_CAPS, axis_cost=budget, target_accuracy=target_accuracy, keep_curve=True)
+                        p0, x_name, **_sgd_caps(problem), axis_cost=budget, target_accuracy=target_accuracy,
+                        keep_curve=True)
 
 
 @st.cache_data(**_CACHE)
@@ -167,7 +174,7 @@ def _schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | 
                   points: int, replicas: int, seed: int, eps: float | None, shares: int, budget: float
                   ) -> dict[str, Any]:
     return workers.call(curves.schedule_run, scheme, spec, delay, problem, time, points, replicas, seed, eps,
-                        shares=shares, **_SGD_CAPS, axis_cost=budget)
+                        shares=shares, **_sgd_caps(problem), axis_cost=budget)
 
 
 def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | RealProblem, time: float,

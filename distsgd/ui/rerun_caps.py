@@ -88,6 +88,10 @@ UI_MAX_UPDATES = 8_000
 #: array work of the simulated SGD of one chart (replicas × updates × d × K, element
 #: operations), of sgd.MAX_WORK = 4e9
 UI_MAX_WORK = 6e7
+#: the same on a data set (its SGD and the evaluation of each recorded model on all the data's
+#: rows, distsgd.error.general.problem_work): digits' four schemes of the Error page at 10
+#: replicas and 21–27 grid points each, ≈ 0.3 s (an evaluation is ≈ 0.25 ns an element)
+UI_MAX_PROBLEM_WORK = 1.2e9
 #: cost of simulating the timing (when each update happens) of one chart's runs, ≈ 0.5 s, of
 #: limits.TIME_BUDGET = 6e10
 UI_MAX_TIMING_COST = 5e8
@@ -264,6 +268,7 @@ NARROWS: dict[str, tuple[float, float]] = {
     "CHART_ANALYTIC_WORK": (CHART_ANALYTIC_WORK, lib.ANALYTIC_WORK),
     "UI_MAX_UPDATES": (UI_MAX_UPDATES, sgd.MAX_UPDATES),
     "UI_MAX_WORK": (UI_MAX_WORK, sgd.MAX_WORK),
+    "UI_MAX_PROBLEM_WORK": (UI_MAX_PROBLEM_WORK, sgd.MAX_WORK),
     "UI_MAX_TIMING_COST": (UI_MAX_TIMING_COST, lib.TIME_BUDGET),
     "UI_REPLICAS_MAX": (max(UI_REPLICAS_MAX, LOCAL_ERROR_REPLICAS, TARGET_REPLICAS), sgd.MAX_REPLICAS),
     "ERROR_POINTS": (max(ERROR_POINTS, LOCAL_ERROR_POINTS, TARGET_POINTS), sgd.POINTS.high),
