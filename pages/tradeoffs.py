@@ -68,7 +68,7 @@ def body(sel: sidebar.Selection) -> None:
                                   sel.budget, accuracy, spec)
         rows, ref, (best_b, best_s) = view["rows"], view["ref"], view["best"]
         if any("time_to_target" not in r for r in rows):
-            st.caption(tr("Some points were not simulated (too many updates for one request at this T and m): "
+            st.caption(tr("Some points were not simulated (over one request's caps: each row's note says which): "
                           "their time to ε comes from the bound only, where there is one."))
         page.chart(view["figure"], rows + ref, f"time-to-target-vs-{axis}",
                    claims.best_choice(rows, axis, best_b, best_s, eps))
