@@ -93,7 +93,7 @@ def real_problem(spec: RealProblem, view: dict, replicas: int) -> None:
                   "λ it is {best:.3f}.", n=facts["info"]["n_test"], best=facts["best_test_accuracy"]))
     st.subheader(tr("The problem's constants"))
     page.table(views.problem_table(facts, view["summary"]))
-    st.caption(claims.real_problem(spec, facts, view["rows"], view["summary"], replicas))
+    st.caption(claims.real_problem(spec, facts, view["rows"], view["summary"], replicas, caps.ERROR_POINTS))
 
 
 page.fragment(body, sel)

@@ -116,15 +116,16 @@ def test_the_real_problem_caption_says_what_the_rows_say() -> None:
     spec = RealProblem("digits", 0.01, 0.05, 1)
     facts = {"constants": {"sigma2_bound": {"value": 122.0}, "sigma2": {"value": 2.0}, "L": {"value": 3.7},
                            "mu": {"value": 0.01}},
-             "info": {"n_train": 1347, "dropped_columns": 4}, "classes": 10, "dim": 610}
+             "info": {"n_train": 1347, "n_test": 450, "dropped_columns": 4}, "classes": 10, "dim": 610}
     rows = [{"scheme": "a", "time": t, "bound": b, "simulated_mean": e} for t, b, e in
             ((0, 2.0, 2.0), (50, 3.0, 1.5))] + [{"scheme": "b", "time": t, "bound": b, "simulated_mean": e}
                                                  for t, b, e in ((0, 2.0, 2.0), (50, 2500.0, 0.5))]
     summary = [{"scheme": "a", "replicas": 40}, {"scheme": "b", "replicas": 12}, {"scheme": "c", "skipped": "x"}]
-    text = claims.real_problem(spec, facts, rows, summary, 40)
+    text = claims.real_problem(spec, facts, rows, summary, 40, 2)
     assert "61 times σ²*" in text and "L/μ = 370" in text
     assert "the bound is 2–5,000 times the simulated mean error" in text  # 3/1.5 and 2500/0.5
-    assert "b: 12" in text and "a: 40" not in text
+    assert "all 1797 rows, d = 610" in text and "b: 12 replicas, 2 points" in text and "a: 40" not in text
+    assert "a: 40 replicas, 2 points" in claims.real_problem(spec, facts, rows, summary, 40, 101)  # fewer points
     rows_without = [{**r, "bound": None} for r in rows]
-    text = claims.real_problem(spec, facts, rows_without, summary[:1], 40)
-    assert "drawn for no scheme" in text and "Replicas run" not in text
+    text = claims.real_problem(spec, facts, rows_without, summary[:1], 40, 2)
+    assert "drawn for no scheme" in text and "fewer replicas" not in text

@@ -261,10 +261,10 @@ def whatif(rows: list[dict[str, Any]]) -> str:
 
 
 def real_problem(spec: Any, facts: dict[str, Any], rows: Sequence[dict[str, Any]],
-                    summary: Sequence[dict[str, Any]], replicas: int) -> str:
+                    summary: Sequence[dict[str, Any]], replicas: int, points: int) -> str:
     """What the problem is, how far the bound lies from the simulated mean at the horizon (said
     for the schemes whose bound is drawn, or that none is), and which schemes ran fewer replicas
-    than asked (the page's work budget), all from the numbers drawn."""
+    or grid points than asked (the page's work budget), all from the numbers drawn."""
     c, info = facts["constants"], facts["info"]
     text = tr("Logistic regression on {name}: {train} training rows, {classes} classes, d = {dim}, λ = {lam}; "
               "features standardised with the training mean and standard deviation ({dropped} constant columns "
@@ -284,10 +284,16 @@ def real_problem(spec: Any, facts: dict[str, Any], rows: Sequence[dict[str, Any]
         lo, hi = (f"{x:.3g}" if x < 1000 else f"{x:,.0f}" for x in (min(ratios), max(ratios)))
         text = _join(text, tr("At the horizon the bound is {span} times the simulated mean error.",
                               span=lo if lo == hi else f"{lo}–{hi}"))
-    fewer = [f"{s['scheme']}: {s['replicas']}" for s in summary if "skipped" not in s and s["replicas"] < replicas]
+    grid: dict[str, set[float]] = {}
+    for r in rows:
+        grid.setdefault(r["scheme"], set()).add(r["time"])
+    ran = [(s["scheme"], s["replicas"], len(grid.get(s["scheme"], ()))) for s in summary if "skipped" not in s]
+    fewer = [tr("{scheme}: {replicas} replicas, {points} points", scheme=name, replicas=r, points=p)
+             for name, r, p in ran if r < replicas or p < points]
     if fewer:
-        text = _join(text, tr("Replicas run within the page's work budget ({d} numbers a model): {which}.",
-                              d=facts["dim"], which=", ".join(fewer)))
+        text = _join(text, tr("Within the page's work budget (each recorded model is evaluated on all {rows} rows, d = "
+                              "{d}) fewer replicas or grid points ran: {which}.", rows=info["n_train"] + info["n_test"],
+                              d=facts["dim"], which="; ".join(fewer)))
     return text
 
 
