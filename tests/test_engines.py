@@ -259,3 +259,13 @@ def test_memory_stays_bounded_at_m_10000(name, kw, iters):
     finally:
         tracemalloc.stop()
     assert peak < 200 * 2**20, f"{peak / 2**20:.0f} MiB"
+
+
+def test_t95_is_students_t_quantile() -> None:
+    """The batch means' interval half-width factor: scipy.stats.t's 97.5 % quantile (a dof below 1 is 1)."""
+    from scipy import stats
+
+    from distsgd.engines.batchmeans import t95
+    for dof in (1, 2, 5, 19, 29, 99, 1000, 123_456):
+        assert t95(dof) == float(stats.t.ppf(0.975, dof))
+    assert t95(0) == t95(1)

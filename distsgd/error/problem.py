@@ -16,9 +16,9 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from .. import limits
+from ..engines.batchmeans import t95
 from ..params import Domain, ParameterError
 from ..problems.base import Constant, Constants
 
@@ -148,5 +148,5 @@ def band(x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Mean over replicas (rows) and the Student-t 95 % band (infinite with one replica)."""
     R = x.shape[0]
     mean = x.mean(axis=0)
-    hw = student_t.ppf(0.975, R - 1) * x.std(axis=0, ddof=1) / math.sqrt(R) if R > 1 else np.full(mean.shape, np.inf)
+    hw = t95(R - 1) * x.std(axis=0, ddof=1) / math.sqrt(R) if R > 1 else np.full(mean.shape, np.inf)
     return mean, mean - hw, mean + hw
