@@ -8,6 +8,7 @@ import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import pytest
 from threadpoolctl import threadpool_info
@@ -75,20 +76,34 @@ def test_host_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch
 
 def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:
     """``python -m distsgd.ui.serve`` (make run, deploy/run-multi.sh): healthy, and its first page
-    is drawn without an error by a session over Streamlit's protocol; with worker processes."""
-    async def run() -> tuple[list[str], int]:
+    is drawn without an error by a session over Streamlit's protocol; with worker processes.  And
+    a tab whose server process was replaced (a new session, behind nginx): its next move — the
+    widget's new value, sent with the URL the app last wrote — is applied, not the URL's value."""
+    async def run() -> tuple[list[str], int, str, str]:
         server = load_server.start(tmp_path / "server.log", load_server.free_port(), 0, {"DISTSGD_PROCESSES": "1"})
         try:
             await load_server.wait_healthy(server, timeout=240)
             sess = await open_session(server.base)
             try:
                 result = await sess.rerun(120, page_hash="")
+                m = sess.widgets["m"]
+                moved = await sess.rerun(120, widget=m, value=m.low + 3)
             finally:
                 await sess.close()
-            return result.errors + ([] if result.ok else ["not finished"]), len(load_server.tree(server.proc.pid))
+            later = await open_session(server.base)  # the tab, reconnected to a process it never spoke to
+            try:
+                later.query_string = sess.query_string
+                back = await later.rerun(120, page_hash=sess.page_hash, widget=m, value=m.low + 5)
+            finally:
+                await later.close()
+            errors = [*result.errors, *moved.errors, *back.errors]
+            errors += [] if result.ok and moved.ok and back.ok else ["not finished"]
+            return errors, len(load_server.tree(server.proc.pid)), sess.query_string, later.query_string
         finally:
             load_server.stop(server)
 
-    errors, processes = asyncio.run(run())
+    errors, processes, before, after = asyncio.run(run())
     assert errors == [], (tmp_path / "server.log").read_text()[-2000:]
     assert processes >= 3  # the server, the forkserver and its worker
+    assert parse_qs(before).get("m") and parse_qs(after).get("m"), (before, after)
+    assert int(parse_qs(after)["m"][0]) == int(parse_qs(before)["m"][0]) + 2, (before, after)

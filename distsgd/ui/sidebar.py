@@ -69,7 +69,7 @@ def number(key: str, where: Any = None, bounds: tuple[float, float] | None = Non
         where.markdown(tr("{label}: **{value}**", label=tr(c.label), value=v))
         return v
     f = where.slider if slider else where.number_input
-    return f(tr(c.label), help=help or (tr(c.help) if c.help else None), **args, **bind)
+    return state.drawn(key, f(tr(c.label), help=help or (tr(c.help) if c.help else None), **args, **bind))
 
 
 def _formatter(texts: dict[str, str]) -> Callable[[Any], str]:
@@ -89,10 +89,10 @@ def choice(key: str, where: Any = None, labels: dict[str, str] | None = None, ra
     help = tr(c.help) if c.help else None
     fmt = _formatter({v: tr(shown[v]) if v in shown else str(v) for v in c.options})
     if c.multi:
-        return where.multiselect(tr(c.label), options=list(c.options), help=help, **bind)
+        return state.drawn(key, where.multiselect(tr(c.label), options=list(c.options), help=help, **bind))
     f = where.radio if radio else where.selectbox
     kw = {"horizontal": True} if radio else {}
-    return f(tr(c.label), options=list(c.options), format_func=fmt, help=help, **kw, **bind)
+    return state.drawn(key, f(tr(c.label), options=list(c.options), format_func=fmt, help=help, **kw, **bind))
 
 
 DEFAULT_DELAY = Exponential(rate=1.0, shift=0.0)

@@ -20,6 +20,7 @@ from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+from streamlit.runtime.state.common import user_key_from_element_id
 
 from .. import error as sgd
 from ..error.general import RealProblem
@@ -28,7 +29,7 @@ from .controls import CONTROLS, UPLOAD_PROBLEM, refresh, url_text
 from .i18n import from_locale, set_language, tr
 from .plain_text import quote
 
-__all__ = ["start", "value", "set_value", "clamp", "bind", "widget_args", "sync_url", "url_values", "notices",
+__all__ = ["start", "value", "set_value", "clamp", "bind", "drawn", "widget_args", "sync_url", "url_values", "notices",
            "notify", "begin_run", "clear_notices", "problem", "PROBLEM_KEYS", "RENAMED_URL_KEYS", "WHOLE_RUNS"]
 
 
@@ -75,11 +76,29 @@ def start() -> None:
         store[key] = val
     if "lang" not in qp:  # the browser's language (st.context.locale), else English
         store["lang"] = from_locale(st.context.locale)
+    st.session_state[_FROM_BROWSER] = _sent_by_browser()
     unknown = [k for k in qp if k not in CONTROLS and k not in RENAMED_URL_KEYS]
     if unknown:
         notify(tr("ignored unknown URL parameter(s) {names}", names=", ".join(quote(k, 24) for k in unknown[:3])),
                once=True)
     st.session_state[_STARTED] = True
+
+
+_FROM_BROWSER = "_controls_from_browser"
+
+
+def _sent_by_browser() -> set[str]:
+    """The controls whose widget value came from the browser with a session's first run.  A tab
+    that spoke to another server process (restarted, or the other one behind nginx) sends its
+    widgets' values with its next move: the user's latest, newer than the URL the app last
+    wrote.  Streamlit holds them by widget id (``$$ID-<hash>-<key>``) until the widget is drawn;
+    reading them is reading its session state's internals (Streamlit 1.67, pinned; the
+    reconnection is tested over the protocol in tests/test_ui_workers.py)."""
+    ctx = get_script_run_ctx()
+    if ctx is None:  # (bare mode: no browser)
+        return set()
+    incoming = ctx.session_state._state._new_widget_state.states
+    return {key for wid in incoming if (key := user_key_from_element_id(wid) or "") in CONTROLS}
 
 
 def value(key: str) -> Any:
@@ -113,10 +132,22 @@ def _changed(key: str) -> None:
 
 def bind(key: str, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
     """Prepare the widget of ``key``: its value from the store (clamped to ``bounds``), and
-    the keyword arguments that tie it to the store (``key``, ``on_change``, ``args``)."""
+    the keyword arguments that tie it to the store (``key``, ``on_change``, ``args``).  On a
+    session's first run a value the browser sent for it is left to the widget (:func:`drawn`)."""
     v = clamp(key, *bounds) if bounds is not None else value(key)
-    st.session_state[key] = list(v) if isinstance(v, list) else v
+    if key not in st.session_state.get(_FROM_BROWSER, ()):
+        st.session_state[key] = list(v) if isinstance(v, list) else v
     return dict(key=key, on_change=_changed, args=(key,))
+
+
+def drawn(key: str, v: Any) -> Any:
+    """The value the widget of ``key`` returned; the store takes it if it was the browser's
+    (:func:`bind`: no ``on_change`` fires on a session's first run)."""
+    sent = st.session_state.get(_FROM_BROWSER)
+    if sent and key in sent:
+        sent.discard(key)
+        set_value(key, v)
+    return v
 
 
 _ONCE, _RUN = "_notices_once", "_notices_run"
@@ -145,6 +176,7 @@ def begin_run() -> None:
     fragment alone while a lesson's answer is shown above the page (:data:`WHOLE_RUNS`) becomes a
     run of the whole app, so that the answer follows the control just moved."""
     st.session_state[_RUN] = []
+    st.session_state.pop(_FROM_BROWSER, None)  # the browser's values are a first run's only
     ctx = get_script_run_ctx()
     if st.session_state.get(WHOLE_RUNS) and ctx is not None and ctx.fragment_ids_this_run:
         st.rerun(scope="app")
