@@ -22,8 +22,9 @@ the run's process tree by its ``--server.port``), and measured:
   (seen in Chromium, ``--browser``): poll ``/_stcore/health`` through nginx with its cookie and
   open a new websocket — no rerun; and the student's next move as the page sends it (its URL, its
   page, the widget ids it still shows).  Kept = every numeric control the URL names is drawn with
-  that value by the new session and the URL is not rewritten; the move itself is applied, lost
-  (drawn with the URL's old value) or ignored (a control inside an st.fragment: no run at all);
+  that value by the new session and the URL is not rewritten; the move itself is applied (the run
+  used it: the URL the app writes back says so), lost (run with the URL's old value) or ignored
+  (a control inside an st.fragment: no run at all);
   then the tab goes on moving controls until the end;
 * **a new session on the restarted backend**: after the run, a cookie that nginx routes to the
   restarted process, a new session opened with a killed tab's URL, its values checked as above,
@@ -228,9 +229,12 @@ async def first_move(tab: Tab, new: Session, old: Session, values: dict[str, flo
     r = await new.rerun(cfg.timeout, widget=w, value=v)
     tab.reconnect_errors += r.errors
     tab.kept, detail = compare(tab.url, values, new.query_string, moved=w.key)
-    drawn = values.get(w.key)
+    # the value the run used is the one the app writes back to the URL (a widget left with the
+    # browser's own value is drawn without one: its proto holds only its default)
+    in_url = parse_qs(new.query_string).get(w.key)
+    drawn = float(in_url[0]) if in_url else values.get(w.key)
     tab.first_move = "applied" if drawn is not None and abs(drawn - v) <= 1e-9 * max(1.0, abs(v)) else "lost"
-    fates.append(f"sidebar {w.key} → {v:g}: drawn {'not' if drawn is None else f'{drawn:g}'} ({tab.first_move})")
+    fates.append(f"sidebar {w.key} → {v:g}: run with {'?' if drawn is None else f'{drawn:g}'} ({tab.first_move})")
     if len(fates) > 1:
         tab.first_move = f"fragment {'ignored' if 'ignored' in fates[0] else 'ran'}, then sidebar {tab.first_move}"
     tab.kept_detail = f"{detail}; " + "; ".join(fates)
@@ -292,7 +296,8 @@ def backend_pid(root: int, port: int) -> int | None:
                 args = f.read().split(b"\0")
         except OSError:
             continue
-        if b"streamlit" in args and b"--server.port" in args and str(port).encode() in args:
+        server = b"streamlit" in args or b"distsgd.ui.serve" in args  # (run-multi.sh runs the latter)
+        if server and b"--server.port" in args and str(port).encode() in args:
             return pid
     return None
 
