@@ -126,6 +126,7 @@ class Phase:
     startup: float = 0.0
     warmup: float = 0.0
     cores: float = 0.0
+    root_cores: float = 0.0  # the Streamlit process's own share of ``cores``
     peak_rss: int = 0
     peak_pss: int = 0
     hwm: int = 0
@@ -324,6 +325,7 @@ async def run_phase(n: int, cfg: Config, logdir: Path) -> Phase:
             if t.exception() is not None:
                 phase.samples.append(Sample("open", 0.0, False, [f"session: {t.exception()!r}"]))
         phase.cores, phase.peak_rss, phase.peak_pss = sampler.cores, sampler.peak_rss, sampler.peak_pss
+        phase.root_cores = sampler.root_cores
         phase.hwm, phase.processes = sampler.hwm_total, sampler.processes
         phase.log_lines = load_server.log_problems(server.log, log_start)
     finally:
@@ -347,7 +349,8 @@ def _row(p: Phase) -> str:
     worst = ctl[-1] if ctl else float("nan")
     return (f"| {p.n} | {len(ctl)} | {_ms(pct(ctl, 50))} | {_ms(pct(ctl, 95))} | {_ms(worst)} "
             f"| {_ms(pct(page, 50))} | {_ms(pct(page, 95))} | {rate:.2f} | {len(p.errors)} "
-            f"| {p.cores:.2f} | {_ms(p.cores / rate if rate else float('nan'))} | {p.machine_cores:.2f} "
+            f"| {p.cores:.2f} | {_ms(p.cores / rate if rate else float('nan'))} "
+            f"| {_ms(p.root_cores / rate if rate and not p.backends else float('nan'))} | {p.machine_cores:.2f} "
             f"| {p.peak_rss / 2**20:.0f} | {p.peak_pss / 2**20:.0f} | {p.hwm / 2**20:.0f} | {p.client_cores:.2f} |")
 
 
@@ -384,9 +387,10 @@ def section(cfg: Config, phases: list[Phase], load_before: tuple[float, float, f
              + f", rerun timeout {cfg.timeout:.0f} s. Load average before the run: "
              f"{load_before[0]:.2f} / {load_before[1]:.2f} / {load_before[2]:.2f} on {os.cpu_count()} CPUs.", "",
              "| N | moves | p50 ms | p95 ms | max ms | page click p50 ms | page click p95 ms | reruns/s | errors "
-             "| server cores | CPU ms / rerun | machine busy cores | peak RSS MiB | peak PSS MiB | Σ VmHWM MiB "
+             "| server cores | CPU ms / rerun | of which Streamlit's process | machine busy cores | peak RSS MiB "
+             "| peak PSS MiB | Σ VmHWM MiB "
              "| client cores |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     lines += [_row(p) for p in phases]
     lines.append("")
     for p in phases:
@@ -434,9 +438,10 @@ clicks, moves) over the phase; **server cores** = CPU seconds of the server's pr
 processes included) / wall seconds; **peak RSS** = the largest sampled sum of VmRSS over the tree;
 **peak PSS** = the same with each shared page counted once (what the tree holds: worker processes
 share their parent's pages); **Σ VmHWM** = the sum of each process's own peak (an upper bound);
-**CPU ms / rerun** = server cores / reruns/s; **machine busy cores** = all CPU time spent on the
-machine during the phase (/proc/stat) / wall seconds — what the server did not get went to other
-jobs; **client cores** = this benchmark's own CPU (it shares the machine too).
+**CPU ms / rerun** = server cores / reruns/s (**of which Streamlit's process**: the root of the
+tree alone, without the worker processes that compute the charts; "–" behind nginx); **machine
+busy cores** = all CPU time spent on the machine during the phase (/proc/stat) / wall seconds —
+what the server did not get went to other jobs; **client cores** = this benchmark's own CPU (it shares the machine too).
 Target at N = 30 (sidebar-heavy workload): p50 ≤ 300 ms, p95 ≤ 1 s, no error, memory (PSS) ≤ 1.5 GB,
 server CPU per rerun ≤ 60 ms.
 

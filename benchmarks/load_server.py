@@ -232,6 +232,12 @@ class Sampler:
         return used / max(self.t1 - self.t0, 1e-9)
 
     @property
+    def root_cores(self) -> float:
+        """Average cores of the tree's root alone (the Streamlit process, without its workers)."""
+        used = self.last.get(self.root, 0.0) - self.first.get(self.root, 0.0)
+        return used / max(self.t1 - self.t0, 1e-9)
+
+    @property
     def hwm_total(self) -> int:
         """Sum of each process's VmHWM (an upper bound of the tree's peak)."""
         return sum(self.hwm.values())
