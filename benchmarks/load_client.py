@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -140,8 +141,10 @@ class Session:
             self._events.put_nowait(("finished", msg.script_finished))
 
     async def rerun(self, timeout: float, page_hash: str | None = None,
-                    widget: Widget | None = None, value: float | None = None) -> RunResult:
-        """Send one ``rerun_script`` (a page switch, or one widget's new value) and wait for the
+                    widget: Widget | None = None, value: float | None = None,
+                    also: Sequence[tuple[Widget, float]] = ()) -> RunResult:
+        """Send one ``rerun_script`` (a page switch, or one widget's new value, with ``also`` the
+        values of other widgets, as a page sends all it shows) and wait for the
         ``script_finished`` that ends it (runs interrupted by the app's own reruns are skipped)."""
         while not self._events.empty():  # late messages of an earlier run
             self._events.get_nowait()
@@ -152,14 +155,15 @@ class Session:
         cs.query_string = self.query_string
         cs.page_script_hash = page_hash if page_hash is not None else self.page_hash
         if widget is not None and value is not None:
-            state = cs.widget_states.widgets.add()
-            state.id = widget.id
-            if widget.kind == "slider":
-                state.double_array_value.data.append(float(value))
-            elif widget.integer:
-                state.int_value = int(value)
-            else:
-                state.double_value = float(value)
+            for w, v in ((widget, value), *also):
+                state = cs.widget_states.widgets.add()
+                state.id = w.id
+                if w.kind == "slider":
+                    state.double_array_value.data.append(float(v))
+                elif w.integer:
+                    state.int_value = int(v)
+                else:
+                    state.double_value = float(v)
             if widget.fragment_id:
                 cs.fragment_id = widget.fragment_id
         t0 = time.perf_counter()

@@ -78,7 +78,8 @@ def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:
     """``python -m distsgd.ui.serve`` (make run, deploy/run-multi.sh): healthy, and its first page
     is drawn without an error by a session over Streamlit's protocol; with worker processes.  And
     a tab whose server process was replaced (a new session, behind nginx): its next move — the
-    widget's new value, sent with the URL the app last wrote — is applied, not the URL's value."""
+    widget's new value, sent with the URL the app last wrote — is applied, not the URL's value,
+    and the other controls keep theirs."""
     async def run() -> tuple[list[str], int, str, str]:
         server = load_server.start(tmp_path / "server.log", load_server.free_port(), 0, {"DISTSGD_PROCESSES": "1"})
         try:
@@ -88,16 +89,20 @@ def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:
                 result = await sess.rerun(120, page_hash="")
                 m = sess.widgets["m"]
                 moved = await sess.rerun(120, widget=m, value=m.low + 3)
+                K = sess.widgets["K"]  # its slider's maximum is m
+                moved_K = await sess.rerun(120, widget=K, value=K.low + 2)
+                K = sess.widgets["K"]
             finally:
                 await sess.close()
             later = await open_session(server.base)  # the tab, reconnected to a process it never spoke to
             try:
                 later.query_string = sess.query_string
-                back = await later.rerun(120, page_hash=sess.page_hash, widget=m, value=m.low + 5)
+                back = await later.rerun(120, page_hash=sess.page_hash, widget=m, value=m.low + 5,
+                                         also=[(K, K.low + 2)])  # (the page sends every widget it shows)
             finally:
                 await later.close()
-            errors = [*result.errors, *moved.errors, *back.errors]
-            errors += [] if result.ok and moved.ok and back.ok else ["not finished"]
+            errors = [*result.errors, *moved.errors, *moved_K.errors, *back.errors]
+            errors += [] if result.ok and moved.ok and moved_K.ok and back.ok else ["not finished"]
             return errors, len(load_server.tree(server.proc.pid)), sess.query_string, later.query_string
         finally:
             load_server.stop(server)
@@ -107,3 +112,5 @@ def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:
     assert processes >= 3  # the server, the forkserver and its worker
     assert parse_qs(before).get("m") and parse_qs(after).get("m"), (before, after)
     assert int(parse_qs(after)["m"][0]) == int(parse_qs(before)["m"][0]) + 2, (before, after)
+    # K's slider now has another maximum, so another widget id: it keeps the store's value, not its default
+    assert parse_qs(after).get("K") == parse_qs(before).get("K") == ["3"], (before, after)

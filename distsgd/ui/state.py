@@ -87,18 +87,25 @@ def start() -> None:
 _FROM_BROWSER = "_controls_from_browser"
 
 
-def _sent_by_browser() -> set[str]:
-    """The controls whose widget value came from the browser with a session's first run.  A tab
-    that spoke to another server process (restarted, or the other one behind nginx) sends its
-    widgets' values with its next move: the user's latest, newer than the URL the app last
-    wrote.  Streamlit holds them by widget id (``$$ID-<hash>-<key>``) until the widget is drawn;
-    reading them is reading its session state's internals (Streamlit 1.67, pinned; the
-    reconnection is tested over the protocol in tests/test_ui_workers.py)."""
+def _sent_by_browser() -> dict[str, str]:
+    """The controls whose widget value came from the browser with a session's first run, and
+    the widget id it came for.  A tab that spoke to another server process (restarted, or the
+    other one behind nginx) sends its widgets' values with its next move: the user's latest,
+    newer than the URL the app last wrote.  Streamlit holds them by widget id
+    (``$$ID-<hash>-<key>``) until that widget is drawn; reading them is reading its session
+    state's internals (Streamlit 1.67, pinned; the reconnection is tested over the protocol in
+    tests/test_ui_workers.py)."""
     ctx = get_script_run_ctx()
     if ctx is None:  # (bare mode: no browser)
-        return set()
+        return {}
     incoming = ctx.session_state._state._new_widget_state.states
-    return {key for wid in incoming if (key := user_key_from_element_id(wid) or "") in CONTROLS}
+    return {key: wid for wid in incoming if (key := user_key_from_element_id(wid) or "") in CONTROLS}
+
+
+def _drawn_id(key: str) -> str | None:
+    """The id of the widget this run drew for ``key`` (Streamlit's internals, as above)."""
+    ctx = get_script_run_ctx()
+    return None if ctx is None else ctx.session_state._state._key_id_mapper.get_id_from_key(key)
 
 
 def value(key: str) -> Any:
@@ -142,11 +149,15 @@ def bind(key: str, bounds: tuple[float, float] | None = None) -> dict[str, Any]:
 
 def drawn(key: str, v: Any) -> Any:
     """The value the widget of ``key`` returned; the store takes it if it was the browser's
-    (:func:`bind`: no ``on_change`` fires on a session's first run)."""
+    (:func:`bind`: no ``on_change`` fires on a session's first run).  If the widget drawn is not
+    the one the browser sent a value for (a slider whose bounds follow a control just moved has
+    another id), it holds its default instead: the page is drawn again, from the store."""
     sent = st.session_state.get(_FROM_BROWSER)
-    if sent and key in sent:
-        sent.discard(key)
-        set_value(key, v)
+    if not sent or key not in sent:
+        return v
+    if _drawn_id(key) != sent.pop(key):
+        st.rerun()
+    set_value(key, v)
     return v
 
 
