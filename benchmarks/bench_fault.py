@@ -60,6 +60,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from distsgd.ui.controls import CONTROLS
+
 from . import load_server
 from .bench_load import Config as LoadConfig
 from .bench_load import Phase, Sample, _git_commit, _run_session, _sigterm, pct, pick, value_for, warm_up
@@ -229,10 +231,11 @@ async def first_move(tab: Tab, new: Session, old: Session, values: dict[str, flo
     r = await new.rerun(cfg.timeout, widget=w, value=v)
     tab.reconnect_errors += r.errors
     tab.kept, detail = compare(tab.url, values, new.query_string, moved=w.key)
-    # the value the run used is the one the app writes back to the URL (a widget left with the
-    # browser's own value is drawn without one: its proto holds only its default)
+    # the value the run used is the one the app writes back to the URL, which leaves out a default
+    # (a widget left with the browser's own value is drawn without one: its proto holds only the
+    # slider's minimum)
     in_url = parse_qs(new.query_string).get(w.key)
-    drawn = float(in_url[0]) if in_url else values.get(w.key)
+    drawn = float(in_url[0]) if in_url else float(CONTROLS[w.key].initial())
     tab.first_move = "applied" if drawn is not None and abs(drawn - v) <= 1e-9 * max(1.0, abs(v)) else "lost"
     fates.append(f"sidebar {w.key} → {v:g}: run with {'?' if drawn is None else f'{drawn:g}'} ({tab.first_move})")
     if len(fates) > 1:
