@@ -723,6 +723,17 @@ def radio_choose(pg, label: str, option: str) -> None:
     w.locator("label", has_text=option).first.click()
 
 
+def main_upload(pg, name: str, data: bytes, mime: str = "text/csv") -> str:
+    """Give the page's own file uploader (in the main area) a file, wait for its run and charts;
+    the main area's text then."""
+    up = pg.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
+    assert up.count() == 1, f"no file uploader in the main area of {pg.url}"
+    before = runs(pg)
+    up.first.set_input_files({"name": name, "mimeType": mime, "buffer": data})
+    settle(pg, before, f"uploading {name}", charts=True)
+    return pg.locator('[data-testid="stMain"]').inner_text()
+
+
 def upload(pg, files: Any) -> None:
     """Give the sidebar's file uploader a file (a path or a {name, mimeType, buffer} payload)."""
     pg.locator(f'{SIDEBAR} [data-testid="stFileUploader"] input[type="file"]').first.set_input_files(files)

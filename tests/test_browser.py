@@ -839,12 +839,7 @@ def a_cluster_trace_is_read_and_used_everywhere(server: str, browser, spec: Spec
     pg = bs.new_page(browser, errors)
     try:
         bs.open_url(pg, server + CLUSTER_START)
-        main_up = pg.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
-        assert main_up.count() == 1, "no file uploader on the cluster page with trace_source=upload"
-        before = bs.runs(pg)
-        main_up.first.set_input_files({"name": "my-cluster.csv", "mimeType": "text/csv", "buffer": cluster_csv()})
-        bs.settle(pg, before, "uploading my-cluster.csv", charts=True)
-        text = pg.locator('[data-testid="stMain"]').inner_text()
+        text = bs.main_upload(pg, "my-cluster.csv", cluster_csv())
         line = next((t for t in text.splitlines() if t.startswith("Stragglers at θ")), None)
         if line is None or CLUSTER_SLOW not in line or line.count("(") != 1:
             problems.add(f"[your cluster] the stragglers line is {line!r}, not {CLUSTER_SLOW} alone", pg,
@@ -909,12 +904,7 @@ def a_data_file_comes_in_through_the_error_pages_uploader(server: str, browser, 
         bs.open_url(pg, server + DATA_START, charts=True)
         if not any(ASKS_FOR_UPLOAD.search(a) or "Upload a data file" in a for a in _alerts(pg)):
             problems.add(f"[data file] no notice asks for the file: {_alerts(pg)}", pg, "data-asks")
-        up = pg.locator('[data-testid="stMain"] [data-testid="stFileUploader"] input[type="file"]')
-        assert up.count() == 1, "no file uploader on the Error page with problem=logreg:upload"
-        before = bs.runs(pg)
-        up.first.set_input_files({"name": "my-data.csv", "mimeType": "text/csv", "buffer": data_csv()})
-        bs.settle(pg, before, "uploading my-data.csv", charts=True)
-        text = pg.locator('[data-testid="stMain"]').inner_text()
+        text = bs.main_upload(pg, "my-data.csv", data_csv())
         for expected in ("Logistic regression on my-data.csv: 90 training rows", "on the 30 held-out rows"):
             if expected not in text:
                 problems.add(f"[data file] {expected!r} is not on the page after the upload", pg, "data-used")
@@ -926,14 +916,12 @@ def a_data_file_comes_in_through_the_error_pages_uploader(server: str, browser, 
             problems.add(p, pg, "data-upload")
         bs.screenshot(pg, "data-file-uploaded")
 
-        before = bs.runs(pg)
-        up.first.set_input_files({"name": "junk.csv", "mimeType": "text/csv", "buffer": bytes(range(256)) * 8})
-        bs.settle(pg, before, "uploading junk.csv", charts=True)
+        text = bs.main_upload(pg, "junk.csv", bytes(range(256)) * 8)
         refusals = [a for a in _alerts(pg) if "junk.csv" in a and "breast cancer" in a]
         if not refusals:
             problems.add(f"[data file] junk.csv: no notice naming the file and the set shown: {_alerts(pg)}",
                          pg, "data-junk")
-        if "my-data.csv" in pg.locator('[data-testid="stMain"]').inner_text():
+        if "my-data.csv" in text:
             problems.add("[data file] junk.csv was refused but my-data.csv is still used", pg, "data-junk-kept")
         for p in bs.clean_problems(pg, "[data file] after a junk file"):
             problems.add(p, pg, "data-junk-clean")
