@@ -130,3 +130,22 @@ def test_a_second_session_computes_nothing_for_the_default_views():
             assert_clean(second)
             assert second.get("plotly_chart"), page
     assert not calls, f"a second session recomputed the default views: {dict(calls)}"
+
+
+@pytest.mark.parametrize("page", ["pages/runtime.py", "pages/cluster.py"])
+def test_a_sidebar_value_no_shown_scheme_reads_recomputes_nothing(page):
+    """K and H reach a chart only through the schemes that read them (a class moves both on every
+    page): with sync and async shown, moving H finds the cached charts; with local SGD shown, it
+    recomputes them."""
+    clear_caches()
+    at = open_app(page, {"schemes": ["sync", "async"]})
+    assert_clean(at)
+    with core_calls() as calls:
+        at.sidebar.slider(key="H").set_value(7).run()
+    assert_clean(at)
+    assert not calls, f"{page}: moving H recomputed {dict(calls)}"
+    at = open_app(page, {"schemes": ["sync", "local-sgd"]})
+    with core_calls() as calls:
+        at.sidebar.slider(key="H").set_value(7).run()
+    assert_clean(at)
+    assert calls, f"{page}: moving H with local SGD shown recomputed nothing"

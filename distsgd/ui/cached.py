@@ -45,7 +45,7 @@ from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
 from ..montecarlo import sample_order_statistic, simulate_timeline
 from ..params import ParameterError
-from ..schemes import DPSGD, Scheme, make_scheme
+from ..schemes import DPSGD, Scheme, make_scheme, scheme_parameters
 from ..timeline_export import perfetto_trace
 from ..topology import Topology, topology
 from ..traces import Trace
@@ -298,16 +298,36 @@ def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: i
 # -- views: a chart's rows and its figure, built once for everyone ---------------------------
 
 
-@st.cache_resource(**_VIEW)
+def _read(names: tuple[str, ...], K: int, H: int, graph: str = "ring") -> tuple[int, int, str]:
+    """K, H and the graph as the schemes ``names`` read them (``scheme_parameters``): one that no
+    scheme reads is set to a fixed value, so that moving it — a class moves K and H on every
+    page — finds the cached chart instead of computing the same numbers again."""
+    used = {p for name in names for p in scheme_parameters(name)}
+    return K if "K" in used else 1, H if "H" in used else 1, graph if "topology" in used else "ring"
+
+
 def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
                       seed: int, x_title: str, title: str, graph: str = "ring") -> dict[str, Any]:
+    _, H, graph = _read(names, 1, H, graph)
+    return _runtime_vs_K_view(names, m, delay, Ks, H, budget, seed, x_title, title, graph)
+
+
+@st.cache_resource(**_VIEW)
+def _runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
+                       seed: int, x_title: str, title: str, graph: str) -> dict[str, Any]:
     rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed, graph)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "x_K", x_title, title)}
 
 
-@st.cache_resource(**_VIEW)
 def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                       budget: float, seed: int, x_title: str, title: str, graph: str = "ring") -> dict[str, Any]:
+    K, H, graph = _read(names, K, H, graph)
+    return _runtime_vs_m_view(names, ms, delay, K, H, comm_delay, budget, seed, x_title, title, graph)
+
+
+@st.cache_resource(**_VIEW)
+def _runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
+                       budget: float, seed: int, x_title: str, title: str, graph: str) -> dict[str, Any]:
     rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "m", x_title, title, log_x=True)}
 
@@ -319,9 +339,15 @@ def runtime_vs_H_view(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: f
     return {"rows": rows, "figure": plots.runtime_figure(rows, "H", "local steps H", title, y_title=y_title)}
 
 
-@st.cache_resource(**_VIEW)
 def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                  budget: float, seed: int, graph: str = "ring") -> dict[str, Any]:
+    K, H, graph = _read(names, K, H, graph)
+    return _speedup_view(names, ms, delay, K, H, comm_delay, budget, seed, graph)
+
+
+@st.cache_resource(**_VIEW)
+def _speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
+                  budget: float, seed: int, graph: str) -> dict[str, Any]:
     rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
     return {"rows": rows, "figure": local_figures.speedup_figure(rows)}
 
@@ -483,6 +509,7 @@ def whatif_view(trace: Trace, schemes: tuple[str, ...], K: int, H: int, straggle
     with the bound's time to ε for ``problem``), their table, chart and sentence.  The rows and
     the figure are shared by every session; the table and the sentence are text in the reader's
     language, so they are made on each run (from a few rows: cheap), never cached."""
+    K, H, _ = _read(schemes, K, H)
     view = _whatif(trace, schemes, K, H, stragglers, fit, budget, seed, problem, eps, gamma)
     return {**view, "table": views.whatif_table(view["rows"]), "notice": claims.whatif(view["rows"])}
 
