@@ -21,7 +21,7 @@ import numpy as np
 from . import limits
 from .analytic import expected_runtime
 from .clusters import Cluster, Stragglers, at_m
-from .delays import Delay
+from .delays import Delay, Empirical
 from .error import (
     LearningRate,
     Problem,
@@ -35,7 +35,7 @@ from .error.scheduled import scheduled_scheme
 from .error.timing import runtime_for_time_axis, updates_needed
 from .estimate import VALUE_KINDS, Estimate
 from .montecarlo import simulate_runtime
-from .orderstats import order_statistic_mean
+from .orderstats import order_statistic_cdf, order_statistic_mean, order_statistic_pdf, sample_order_statistic
 from .params import ParameterError
 from .random import keyed
 from .reasons import Phrase
@@ -57,7 +57,7 @@ from .topology import graph_fits
 Workers = Delay | Cluster | Stragglers
 
 __all__ = ["needs_graph", "graph_runtime_vs_m", "build", "runtime_rows", "runtime_vs_K", "runtime_vs_m",
-           "runtime_vs_H", "fanout_rows", "error_rows", "target_rows",
+           "runtime_vs_H", "fanout_rows", "order_statistic_sample", "error_rows", "target_rows",
            "schedule_run", "skipped", "k_grid", "m_grid", "to_csv", "DEFAULT_BUDGET"]
 
 #: Monte Carlo budget of one chart, in iteration_cost units (≈ ns on the development machine)
@@ -73,6 +73,28 @@ build = scheme_for
 def needs_graph(name: str) -> bool:
     """True for the schemes on a graph (d-psgd, ad-psgd): they exist only at the m their graph fits."""
     return issubclass(scheme_class(name), GraphScheme)
+
+
+def order_statistic_sample(delay: Delay, k: int, n: int, seed: int, samples: int, span: tuple[float, float],
+                           bins: int, points: int) -> dict[str, Any]:
+    """``samples`` draws of X_{k:n} (exact: F⁻¹(Beta(k, n−k+1))), their mean's estimate, and the
+    theory to overlay on their histogram of ``bins`` bins between the sample's ``span`` quantiles:
+    the density on ``points`` grid points for a continuous law; for a measured trace (a discrete
+    law, no density) the exact probability of each bin divided by its width,
+    ``(P(X_{k:n} ≤ b) − P(X_{k:n} ≤ a)) / (b − a)``, which is what the histogram estimates."""
+    x_s = sample_order_statistic(delay, k, n, np.random.default_rng(seed), samples)
+    lo, hi = (float(v) for v in np.quantile(x_s, span))
+    if hi <= lo:  # a point mass (e.g. a trace with one value): one bin around it
+        lo, hi = lo - 0.5 * max(abs(lo), 1e-9), hi + 0.5 * max(abs(hi), 1e-9)
+    edges = np.linspace(lo, hi, bins + 1)
+    if isinstance(delay, Empirical):
+        cdf = order_statistic_cdf(delay, k, n, edges)
+        theory = {"kind": "bins", "edges": edges, "density": np.diff(cdf) / np.diff(edges)}
+    else:
+        grid = np.linspace(lo, hi, points)
+        theory = {"kind": "pdf", "x": grid, "density": order_statistic_pdf(delay, k, n, grid)}
+    est = order_statistic_mean(delay, k, n)
+    return {"samples": x_s, "edges": edges, "theory": theory, "mean": est.value, "kind": est.kind}
 
 
 def fanout_rows(delay: Delay, ms: Sequence[int], iterations: int, seed: int) -> list[dict[str, Any]]:

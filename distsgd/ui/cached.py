@@ -35,7 +35,6 @@ import numpy as np
 import streamlit as st
 
 from .. import curves, plots
-from ..analytic import order_statistic_cdf, order_statistic_mean, order_statistic_pdf
 from ..clusters import Stragglers, at_m, make_cluster
 from ..comm import CommModel
 from ..delays import Delay, Empirical, parse_delay
@@ -43,7 +42,7 @@ from ..error import LearningRate, Problem
 from ..error.general import RealProblem
 from ..fit import fit_laws
 from ..limits import AXIS_MC_COST
-from ..montecarlo import sample_order_statistic, simulate_timeline
+from ..montecarlo import simulate_timeline
 from ..params import ParameterError
 from ..schemes import DPSGD, Scheme, make_scheme, scheme_parameters
 from ..timeline_export import perfetto_trace
@@ -206,32 +205,12 @@ def delay_chart(delay: Delay, seed: int) -> Any:
     return plots.delay_figure(delay, sample)
 
 
-def _order_statistic(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
-    """Samples of X_{k:n} (exact: F⁻¹(Beta(k, n−k+1))), its mean, and the theory to overlay on
-    their histogram: the density on a grid for a continuous law; for a measured trace (a
-    discrete law, no density) the exact probability of each histogram bin divided by its width,
-    ``(P(X_{k:n} ≤ b) − P(X_{k:n} ≤ a)) / (b − a)``, which is what the histogram estimates."""
-    rng = np.random.default_rng(seed)
-    x_s = sample_order_statistic(delay, k, n, rng, SAMPLES)
-    lo, hi = (float(v) for v in np.quantile(x_s, ORDER_STAT_RANGE))
-    if hi <= lo:  # a point mass (e.g. a trace with one value): one bin around it
-        lo, hi = lo - 0.5 * max(abs(lo), 1e-9), hi + 0.5 * max(abs(hi), 1e-9)
-    edges = np.linspace(lo, hi, ORDER_STAT_BINS + 1)
-    if isinstance(delay, Empirical):
-        cdf = order_statistic_cdf(delay, k, n, edges)
-        theory = {"kind": "bins", "edges": edges, "density": np.diff(cdf) / np.diff(edges)}
-    else:
-        grid = np.linspace(lo, hi, ORDER_STAT_GRID)
-        theory = {"kind": "pdf", "x": grid, "density": order_statistic_pdf(delay, k, n, grid)}
-    est = order_statistic_mean(delay, k, n)
-    return {"samples": x_s, "edges": edges, "theory": theory, "mean": est.value, "kind": est.kind}
-
-
 @st.cache_resource(**_VIEW)
 def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
     """The K-th-of-m figure, the quantiles of its sample, and the kind of its theory line
     (``"pdf"``, or ``"bins"`` for a trace) — not the samples themselves."""
-    o = _order_statistic(delay, k, n, seed)
+    o = workers.call(curves.order_statistic_sample, delay, k, n, seed, SAMPLES, ORDER_STAT_RANGE, ORDER_STAT_BINS,
+                     ORDER_STAT_GRID)
     return {"figure": plots.order_statistic_figure(o["samples"], o["edges"], o["theory"], k, n, o["mean"]),
             "quantiles": [{"quantile": float(a), "x": float(b)}
                           for a, b in zip(_QUANTILES, np.quantile(o["samples"], _QUANTILES), strict=True)],
