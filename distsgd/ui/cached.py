@@ -102,14 +102,14 @@ _VIEW: dict[str, Any] = {**_CACHE, "max_entries": FIGURE_CACHE_ENTRIES}
 #: the UI's caps on one chart's simulated SGD (the library's defaults are larger)
 _SGD_CAPS: dict[str, Any] = {"max_updates": UI_MAX_UPDATES, "max_work": UI_MAX_WORK,
                              "max_timing_cost": UI_MAX_TIMING_COST}
+#: the UI's caps on one runtime chart's points (the library's defaults are larger)
+_RUNTIME_CAPS: dict[str, Any] = {"analytic_work": CHART_ANALYTIC_WORK, "max_iterations": CHART_MAX_ITERATIONS}
+_QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
 
 
 def _sgd_caps(problem: Problem | RealProblem) -> dict[str, Any]:
     """The caps of a chart's simulated SGD: on a data set its evaluations count (UI_MAX_PROBLEM_WORK)."""
     return {**_SGD_CAPS, "max_work": UI_MAX_PROBLEM_WORK} if isinstance(problem, RealProblem) else _SGD_CAPS
-#: the UI's caps on one runtime chart's points (the library's defaults are larger)
-_RUNTIME_CAPS: dict[str, Any] = {"analytic_work": CHART_ANALYTIC_WORK, "max_iterations": CHART_MAX_ITERATIONS}
-_QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
 def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An error chart's summary with each skipped scheme's reason in the reader's language (a
     copy of the rows that have one: the cached summary is shared by every session)."""
