@@ -249,16 +249,17 @@ def error_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Rea
     scheme (bound kind and note, measured staleness, γ and p0 used; or ``skipped`` with the
     reason when that scheme's run exceeds the caps, in English and as ``skipped_reason``: the
     refusal's :meth:`~distsgd.params.ParameterError.as_dict`, which the dashboard translates).
-    The caps are for the whole chart, shared equally by the schemes (updates: at least 200 each).
-    ``axis_cost``: the Monte Carlo of E[T] where the analytic core has no value
-    (:func:`~distsgd.error.timing.runtime_for_time_axis`)."""
+    The caps are for the whole chart, shared equally by the schemes (updates: at least 200 each),
+    and so is ``axis_cost``: the Monte Carlo of E[T] where the analytic core has no value
+    (:func:`~distsgd.error.timing.runtime_for_time_axis`; at least 500 iterations a scheme)."""
     rows: list[dict[str, Any]] = []
     summary: list[dict[str, Any]] = []
     caps = _chart_caps(len(schemes), max_updates, max_work, max_timing_cost)
+    axis_share = axis_cost / max(len(schemes), 1)
     for s in schemes:
         src = at_m(delay, s.m)
         try:
-            axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T]: bound, model and sizing
+            axis = runtime_for_time_axis(s, src, seed, axis_share)  # one E[T]: bound, model and sizing
             curve = _scheme_curve(s, src, problem, time, points, replicas, seed, lr, gamma, p0, axis, caps)
         except ParameterError as exc:  # this scheme only: the others are still drawn
             summary.append({"scheme": s.label, **skipped(exc)})
@@ -333,16 +334,17 @@ def target_rows(schemes: Sequence[Scheme], delay: Workers, problem: Problem | Re
                 max_work: float = limits.MAX_SGD_WORK, max_timing_cost: float = limits.TIME_BUDGET,
                 axis_cost: float = limits.AXIS_MC_COST, keep_curve: bool = False) -> list[dict[str, Any]]:
     """Time to reach ε for each scheme: from the bound and, with replicas > 0, from simulation
-    (caps and ``axis_cost`` as :func:`error_rows`).  On a real problem the bound takes the
+    (caps and ``axis_cost`` shared by the schemes as in :func:`error_rows`).  On a real problem the bound takes the
     problem's constants (:func:`~distsgd.records.bound_problem`) and, with ``target_accuracy``,
     the rows also have the simulated time to that test accuracy (``time_to_accuracy``).
     ``keep_curve``: a simulated row also holds its error curve (``curve``: the long rows of
     :func:`error_rows`, without bound and model), for a chart of the curves themselves."""
     out = []
     caps = _chart_caps(len(schemes), max_updates, max_work, max_timing_cost)
+    axis_share = axis_cost / max(len(schemes), 1)
     for s in schemes:
         src = at_m(delay, s.m)
-        axis = runtime_for_time_axis(s, src, seed, axis_cost)  # one E[T] for the bound and the sizing
+        axis = runtime_for_time_axis(s, src, seed, axis_share)  # one E[T] for the bound and the sizing
         row = {**s.as_dict(), "label": s.label, "x": getattr(s, x_name, None) if x_name != "m" else s.m,
                **_axis_note(axis)}
         curve, skipped = None, None
@@ -381,7 +383,7 @@ def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | R
                  max_timing_cost: float = limits.TIME_BUDGET, axis_cost: float = limits.AXIS_MC_COST
                  ) -> dict[str, Any]:
     """``scheme`` run with the schedule ``spec`` (DESIGN §13; its K or H replaced by the schedule's
-    first value) on a chart's grid, within one of ``shares`` equal shares of the caps (as one
+    first value) on a chart's grid, within one of ``shares`` equal shares of the caps and of ``axis_cost`` (as one
     scheme of :func:`error_rows`; stream ``keyed(seed, "sgd", label)``): ``label`` (the scheme's
     name and the spec), ``parameter`` ("K" or "H"), the error ``rows`` (:func:`error_rows`' long
     rows, without bound and model), the value in force on the grid (``value_rows``: time, mean,
@@ -396,7 +398,7 @@ def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | R
     caps = _chart_caps(shares, max_updates, max_work, max_timing_cost)
     src = at_m(delay, scheme.m)
     try:
-        axis = runtime_for_time_axis(from_start, src, seed, axis_cost)
+        axis = runtime_for_time_axis(from_start, src, seed, axis_cost / max(shares, 1))
         if isinstance(problem, RealProblem):
             fit, points = _real_run_size(from_start, src, problem, time, points, replicas, caps["max_work"], seed,
                                          axis)

@@ -91,6 +91,24 @@ def test_the_budget_is_shared_cheapest_first_and_never_exceeded() -> None:
     assert all(n == 0 or n >= 300 for n in runs)
 
 
+@pytest.mark.parametrize("rows", ["error_rows", "target_rows"])
+def test_a_charts_time_axis_budget_is_shared_by_its_schemes(rows: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # k-async's E[T] is only bounded, so each scheme's time axis is a Monte Carlo run
+    asked: list[float] = []
+    real = curves.runtime_for_time_axis
+
+    def spy(s, src, seed, cost):  # type: ignore[no-untyped-def]
+        asked.append(cost)
+        return real(s, src, seed, cost)
+
+    monkeypatch.setattr(curves, "runtime_for_time_axis", spy)
+    schemes = [make_scheme("k-async", 8, K=k) for k in (2, 3, 4)]
+    delay, budget = parse_delay("exp(rate=1, shift=0.5)"), 3e6
+    if rows == "error_rows":
+        curves.error_rows(schemes, delay, Problem(), 2.0, 5, 4, 1, axis_cost=budget)
+    else:
+        curves.target_rows(schemes, delay, Problem(), 0.5, axis_cost=budget)
+    assert len(asked) == 3 and sum(asked) <= budget * (1 + 1e-12)
 @pytest.mark.parametrize("lang, said, not_said", [
     ("en", "Var[T] is infinite (tail index α = 1.5 ≤ 2)", "为无穷大"),
     ("zh", "Var[T] 为无穷大（尾指数 α = 1.5 ≤ 2）", "is infinite"),
