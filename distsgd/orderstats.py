@@ -98,11 +98,16 @@ _P_LOW = 2.0 ** -np.arange(1, 67)
 _Q_UP = np.concatenate([2.0 ** -np.arange(1, 67), 2.0 ** -np.arange(70, 997, 4)])
 
 
+def kth_median(law: Law, k: int, n: int) -> float:
+    """The median of X_{k:n}: S⁻¹(B⁻¹(1/2; n-k+1, k)), as P(X_{k:n} > x) = I_{S(x)}(n-k+1, k)."""
+    return float(law.isf(stats.beta.ppf(0.5, n - k + 1, k)))
+
+
 def breakpoints(law: Law, k: int, n: int) -> tuple[np.ndarray, float, np.ndarray, np.ndarray]:
     """Quantiles of X_{k:n}: (lower breakpoints ascending, median, upper breakpoints, their q)."""
     # P(X_{k:n} ≤ x) = I_{F(x)}(k, n-k+1)  →  x_p = F⁻¹(B⁻¹(p; k, n-k+1))
     # P(X_{k:n} > x) = I_{S(x)}(n-k+1, k)  →  x^q = S⁻¹(B⁻¹(q; n-k+1, k))  (precise for tiny q)
-    med = float(law.isf(stats.beta.ppf(0.5, n - k + 1, k)))
+    med = kth_median(law, k, n)
     lo = law.ppf(stats.beta.ppf(_P_LOW, k, n - k + 1))[::-1]
     up = law.isf(stats.beta.ppf(_Q_UP, n - k + 1, k))
     lo = np.concatenate([[law.lower], lo])

@@ -25,7 +25,7 @@ from .. import limits
 from ..delays import Delay
 from ..estimate import Estimate, infinite, numeric_kind, unavailable
 from ..numerics.quadrature import GL_HI, GL_LO, gl_pieces
-from ..orderstats import Law, breakpoints
+from ..orderstats import Law, breakpoints, kth_median
 from ..reasons import Text
 
 __all__ = ["Mixture", "kth_of_independent", "tail_index_of_kth"]
@@ -135,9 +135,9 @@ def kth_of_independent(groups: Sequence[tuple[int, Mixture]], K: int, work: floa
     alpha = tail_index_of_kth(groups, K)
     if alpha <= 1:
         return infinite(Text.of("method_kth_infinite", n=m - K + 1, alpha=alpha))
+    if all(d.atoms is not None for mix in mixes for _, d in mix):  # exact sums: only the split point
+        return _discrete_kth(counts, mixes, K, kth_median(_pooled(groups, m), K, m), work)  # type: ignore[arg-type]
     edges, c = _edges(groups, K, m)
-    if all(d.atoms is not None for mix in mixes for _, d in mix):
-        return _discrete_kth(counts, mixes, K, c, work)
     lo_edges, up_edges = edges[edges <= c], edges[edges >= c]
 
     def nodes(edges: np.ndarray, rule: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -236,10 +236,14 @@ class _Pooled:
         return self._invert(q, upper=True)
 
 
+def _pooled(groups: Sequence[tuple[int, Mixture]], m: int) -> _Pooled:
+    return _Pooled([(n / m * w, d) for n, mix in groups for w, d in mix])
+
+
 def _edges(groups: Sequence[tuple[int, Mixture]], K: int, m: int) -> tuple[np.ndarray, float]:
     """The breakpoints (sorted, finite, ≥ 0) and the split point c: the quantiles of the pooled
     law's X_{K:m}, and every atom of a discrete law."""
-    pooled = _Pooled([(n / m * w, d) for n, mix in groups for w, d in mix])
+    pooled = _pooled(groups, m)
     lo, c, up, _q = breakpoints(pooled, K, m)  # type: ignore[arg-type]
     pts: list[np.ndarray] = [lo, up, np.array([c])]
     for _, d in pooled.parts:

@@ -84,8 +84,13 @@ class TraceCluster(Cluster):
     def marginals(self) -> list[tuple[int, list[tuple[float, Delay]]]]:
         if self.mode != "replay":
             return super().marginals()
-        return [(1, [(1.0, Empirical.from_values(row, name=f"{self.trace.name}[{w}]"))])
-                for row, w in zip(self.trace.times, self.trace.workers, strict=True)]
+        return [(n, list(mix)) for n, mix in self._replayed]
+
+    @cached_property
+    def _replayed(self) -> tuple[tuple[int, tuple[tuple[float, Delay], ...]], ...]:
+        """Each worker's replayed times as its law (built once: every run-length estimate asks)."""
+        return tuple((1, ((1.0, Empirical.from_values(row, name=f"{self.trace.name}[{w}]")),))
+                     for row, w in zip(self.trace.times, self.trace.workers, strict=True))
 
     @property
     def stateful(self) -> bool:

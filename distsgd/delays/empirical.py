@@ -181,13 +181,17 @@ class Empirical(Delay):
     def _sample_base(self, rng: np.random.Generator, size: Any) -> np.ndarray:
         return self.values[rng.integers(0, self.values.size, size)]
 
+    @cached_property
+    def _moments(self) -> tuple[float, float]:  # asked for at every run-length estimate of a cluster
+        return float(self.values.mean()), float(self.values.var())
+
     @property
     def mean(self) -> float:
-        return float(self.values.mean()) + self.shift
+        return self._moments[0] + self.shift
 
     @property
     def var(self) -> float:
-        return float(self.values.var())
+        return self._moments[1]
 
     def parameters(self) -> dict[str, float]:
         return {}
