@@ -482,7 +482,13 @@ class Text(str):
         return Text.of("method_then", method=self, then=Phrase(code, **fields))
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (Text, (self.phrase,))
+        return (_text, (str(self), self.phrase))  # the English as made: not rendered again
+
+
+def _text(made: str, phrase: Phrase) -> Text:
+    self = str.__new__(Text, made)
+    self.phrase = phrase
+    return self
 
 
 def english(code: str, /, **fields: Any) -> str:

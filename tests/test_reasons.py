@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from distsgd.params import Domain, ParameterError, from_jsonable, jsonable
-from distsgd.reasons import REASONS, Phrase
+from distsgd.reasons import REASONS, Phrase, Text
 from distsgd.schemes import M
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,3 +122,10 @@ def test_a_refusal_pickles_and_goes_through_json_as_its_parts() -> None:
     again = from_jsonable(data)
     assert isinstance(again, ParameterError) and str(again) == str(exc)
     assert jsonable((1, Phrase("a_number"))) == [1, {"reason": "a_number", "fields": {}}]
+
+
+def test_a_text_pickles_as_its_english_and_its_phrase() -> None:
+    text = Text.of("method_then", method=Text.of("method_pb_sum_one", atoms=3, groups=1), then=Phrase("a_number"))
+    back = pickle.loads(pickle.dumps(text))
+    assert type(back) is Text and str(back) == str(text) and back.phrase == text.phrase
+    assert type(back.phrase.fields["method"]) is Text
