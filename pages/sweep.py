@@ -38,14 +38,13 @@ def body() -> None:
             if up is None:
                 st.info(tr("Upload a results file, or look at the bundled example."))
                 return
-            df = sweep_results.read_results(up.getvalue(), up.name)
+            frame = sweep_results.Frame(sweep_results.read_results(up.getvalue(), up.name))
         else:
-            df = sweep_results.example_results()
+            frame = sweep_results.example_results()
             st.caption(tr("The bundled example: `examples/sweep-example.toml` — four schemes × m × K on exponential "
                           "delays, with and without two slow workers."))
-        varied, outputs = sweep_results.swept(df), sweep_results.results(df)
-        failed = df[df["error"].notna()] if "error" in df.columns else df.iloc[:0]
-        st.caption(tr("{n} points, {k} with an error; varied: {varied}.", n=len(df), k=len(failed),
+        varied, outputs, failed = frame.varied, frame.outputs, frame.failed
+        st.caption(tr("{n} points, {k} with an error; varied: {varied}.", n=len(frame.df), k=len(failed),
                       varied=", ".join(sweep_results.code(v) for v in varied) or "—"))
         if not varied or not outputs:
             st.info(tr("This file varies no parameter or holds no result to chart."))
@@ -55,18 +54,17 @@ def body() -> None:
         y = _pick(tr("result"), outputs, "sw_y", c2, "mc_mean")
         group = _pick(tr("one line per"), [None, *[v for v in varied if v != x]], "sw_group", c3, "scheme")
         rest = [v for v in varied if v not in (x, group)]
-        shown = df[df["error"].isna()] if "error" in df.columns else df
+        fixed: tuple[tuple[str, object], ...] = ()
         if rest:
             cols = st.columns(min(4, len(rest)))
             for i, v in enumerate(rest):
-                # the values among points that have x (K's chart offers the schemes that take K)
-                values = sorted(shown.loc[shown[x].notna(), v].dropna().unique().tolist(), key=sweep_results.order)
+                values = frame.values(x, v, fixed)
                 if values:  # a point without the parameter (K of sync) stays: it does not depend on it
                     chosen = cols[i % len(cols)].selectbox(sweep_results.label(v), values, key=f"sw_fix_{v}",
                                                            index=len(values) // 2, format_func=sweep_results.show)
-                    shown = shown[(shown[v] == chosen) | shown[v].isna()]
-        fig = sweep_results.figure(shown, x, y, group, log_y=st.toggle(tr("logarithmic y axis"), key="sw_logy"))
-        page.chart(fig, shown.to_dict("records"), "sweep-results",
+                    fixed += ((v, chosen),)
+        fig, rows = frame.chart(x, y, group, fixed, log_y=st.toggle(tr("logarithmic y axis"), key="sw_logy"))
+        page.chart(fig, rows, "sweep-results",
                    tr("Each line holds the other varied parameters at the values chosen above; error bars are "
                       "95% intervals where the file has them (Monte Carlo E[T], simulated time to ε)."))
         if len(failed):

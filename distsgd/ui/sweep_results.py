@@ -17,13 +17,14 @@ import pandas as pd  # type: ignore[import-untyped]
 import plotly.graph_objects as go
 import streamlit as st
 
+from ..memo import Memo
 from ..params import ParameterError
 from ..plots import _build, _go, _layout
 from ..sweeps import PARAMETERS, RESULTS, output
-from .i18n import N_, tr
-from .rerun_caps import SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
+from .i18n import N_, language, tr
+from .rerun_caps import FIGURE_CACHE_ENTRIES, SWEEP_MAX_BYTES, SWEEP_MAX_ROWS
 
-__all__ = ["read_results", "example_results", "swept", "results", "figure", "label", "option", "show", "order",
+__all__ = ["Frame", "read_results", "example_results", "swept", "results", "figure", "label", "option", "show", "order",
            "COLUMN_LABELS"]
 
 #: what each column is, for the boxes and the axes (the column name is shown beside it)
@@ -85,13 +86,53 @@ def read_results(data: bytes, name: str) -> pd.DataFrame:
     return table.to_pandas().sort_values("point", kind="stable").reset_index(drop=True)
 
 
+class Frame:
+    """A results file's rows and what the page asks of them: the varied parameters, the results,
+    the points with an error, each fixed parameter's values and the chart for each choice —
+    the answers kept (at most FIGURE_CACHE_ENTRIES), as the bundled example's frame is shared by
+    every session and its filtering cost more than the rest of the page's rerun together."""
+
+    def __init__(self, df: pd.DataFrame) -> None:
+        self.df = df
+        self.varied, self.outputs = swept(df), results(df)
+        has_error = "error" in df.columns
+        self.failed = df[df["error"].notna()] if has_error else df.iloc[:0]
+        self.ok = df[df["error"].isna()] if has_error else df
+        self._memo: Memo[tuple[Any, ...], Any] = Memo(FIGURE_CACHE_ENTRIES)
+
+    def _rows(self, fixed: tuple[tuple[str, Any], ...]) -> pd.DataFrame:
+        """The points without an error at the fixed values (a point without the parameter, K of
+        sync, stays: it does not depend on it)."""
+        rows = self.ok
+        for v, chosen in fixed:
+            rows = rows[(rows[v] == chosen) | rows[v].isna()]
+        return rows
+
+    def values(self, x: str, v: str, fixed: tuple[tuple[str, Any], ...]) -> list[Any]:
+        """The values of ``v`` among the points that have ``x`` (K's chart offers the schemes
+        that take K), at the ``fixed`` values chosen before it."""
+        def make() -> list[Any]:
+            rows = self._rows(fixed)
+            return sorted(rows.loc[rows[x].notna(), v].dropna().unique().tolist(), key=order)
+        return self._memo.cached(("values", x, v, fixed), make)
+
+    def chart(self, x: str, y: str, group: str | None, fixed: tuple[tuple[str, Any], ...],
+              log_y: bool) -> tuple[go.Figure, list[dict[str, Any]]]:
+        """:func:`figure` of the points at the ``fixed`` values (its titles in the reader's
+        language) and those points' rows; one shared figure per choice and language."""
+        def make() -> tuple[go.Figure, list[dict[str, Any]]]:
+            rows = self._rows(fixed)
+            return figure(rows, x, y, group, log_y), rows.to_dict("records")
+        return self._memo.cached(("chart", x, y, group, fixed, log_y, language()), make)
+
+
 @st.cache_resource(max_entries=1)
-def example_results() -> pd.DataFrame:
+def example_results() -> Frame:
     """The bundled example: distsgd/data/sweeps/example.parquet (made by examples/sweep-example.toml).
     One frame shared by every session, never changed (the page selects from it; a copy per rerun cost
     more than the chart)."""
     data = resources.files("distsgd").joinpath("data/sweeps/example.parquet").read_bytes()
-    return read_results(data, "example.parquet")
+    return Frame(read_results(data, "example.parquet"))
 
 
 def swept(df: pd.DataFrame) -> list[str]:
