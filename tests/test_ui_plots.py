@@ -6,7 +6,9 @@ that the checked path would send to the browser."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -120,3 +122,38 @@ def test_a_figure_is_sent_as_plotly_would_send_it(name: str, monkeypatch: pytest
     assert any(isinstance(v, np.ndarray) for trace in fig._data for v in trace.values()), "no array to encode"
     assert '"bdata"' in ours
     assert json.loads(ours)["layout"]["template"]["layout"]["plot_bgcolor"] == "white"  # plotly_white's
+
+
+@pytest.mark.parametrize("where", [
+    (plots._hline, "add_hline", "y", 0.25, {"color": "black", "dash": "dashdot", "width": 1}),
+    (plots._vline, "add_vline", "x", 3.0, {"color": "black", "dash": "dot"}),
+])
+def test_a_line_shape_is_the_one_plotly_adds(where: tuple, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The builders give their reference lines to the figure's constructor as layout shapes
+    (``add_hline``/``add_vline`` on a built figure cost ≈ 5 ms each): the same shape plotly adds."""
+    ours, method, axis, at, line = where
+    theirs = go.Figure(go.Scatter(x=[1, 2], y=[1, 2]))
+    getattr(theirs, method)(**{axis: at}, line=line)
+    monkeypatch.setattr(plots, "VALIDATE", True)  # a misspelt key is refused
+    built = plots._build({"shapes": [ours(at, **line)]}, [plots._go(go.Scatter, x=[1, 2], y=[1, 2])])
+    assert built.layout.shapes[0].to_plotly_json() == theirs.layout.shapes[0].to_plotly_json()
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_figure_draws_only_the_trace_types_its_template_styles(name: str) -> None:
+    """The figures carry plotly_white cut to the defaults of plots.TRACE_TYPES: a builder that draws
+    another type (a histogram, a violin) would be drawn without plotly_white's defaults for it."""
+    fig = CASES[name]()
+    assert {t.type for t in fig.data} <= set(plots.TRACE_TYPES), name
+    template = fig.layout.template.to_plotly_json()
+    white = pio.templates["plotly_white"].to_plotly_json()
+    assert template["layout"] == white["layout"]
+    assert template["data"] == {k: v for k, v in white["data"].items() if k in plots.TRACE_TYPES}
+
+
+def test_every_builder_draws_only_the_template_s_trace_types() -> None:
+    """The same for every builder, the cases above or not: the trace classes named in the package."""
+    root = Path(plots.__file__).parent
+    named = {m for p in root.rglob("*.py") for m in re.findall(r"\bgo\.([A-Z]\w*)", p.read_text(encoding="utf-8"))}
+    assert named, "no builder found"
+    assert {n.lower() for n in named - {"Figure"}} <= set(plots.TRACE_TYPES)

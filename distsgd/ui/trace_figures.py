@@ -11,7 +11,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import get_colorscale
 
-from ..plots import _arr, _build, _go, _hist, _label_colors, _layout
+from ..plots import _arr, _build, _go, _hist, _hline, _label_colors, _layout
 from ..traces import Trace
 
 __all__ = ["heatmap_figure", "worker_box_figure", "qq_figure", "fit_histogram_figure", "whatif_figure",
@@ -72,11 +72,10 @@ def worker_box_figure(trace: Trace, order: Sequence[str] | None = None) -> go.Fi
     layout = _layout(f"Each worker's time ÷ its step's median{cut}", "worker", "× the step's median (whiskers: 5–95%)")
     data.append(_go(go.Box, x=[str(trace.workers[i]) for i in idx], lowerfence=q[0], q1=q[1], median=q[2], q3=q[3],
                          upperfence=q[4], name="workers", marker_color="#1f77b4", showlegend=False))
-    fig = _build(layout, data)  # before the line: add_hline draws only on a subplot with traces
-    fig.add_hline(y=1.2, line={"color": "#d62728", "dash": "dash", "width": 1})
-    fig.add_annotation(x=1, xref="paper", y=1.2, text="straggler threshold 1.2", showarrow=False, xanchor="right",
-                       yanchor="bottom", font={"color": "#d62728"})
-    return fig
+    layout["shapes"] = [_hline(1.2, color="#d62728", dash="dash", width=1)]
+    layout["annotations"] = [dict(x=1, xref="paper", y=1.2, text="straggler threshold 1.2", showarrow=False,
+                                  xanchor="right", yanchor="bottom", font={"color": "#d62728"})]
+    return _build(layout, data)
 
 
 def qq_figure(times: np.ndarray, fits: Sequence[Any], levels: int = 99) -> go.Figure:
