@@ -47,10 +47,8 @@ KIND_WORDS = {"exact": "exact", "numerical": "numerical", "upper_bound": "upper 
 #: the trace types the charts draw (tests/test_ui_plots.py checks every builder keeps to them)
 TRACE_TYPES = ("scatter", "bar", "box", "heatmap")
 _WHITE = pio.templates["plotly_white"].to_plotly_json()
-#: plotly_white as plain JSON, cut to its layout and the defaults of TRACE_TYPES: given to the
-#: constructor with the layout it is copied once (assigning the Template object after deep-copies
-#: it, ≈ 1.7 ms a figure); the whole template, defaults for 24 trace types, was half of the nodes
-#: every figure deep-copies as it is built and every chart walks as it is sent (7 of 10 kB)
+#: plotly_white as JSON cut to its layout and TRACE_TYPES' defaults (all 24 types' were half of what
+#: a figure deep-copies as it is built and walks as it is sent); given with the layout, copied once
 _TEMPLATE = {"layout": _WHITE["layout"], "data": {k: v for k, v in _WHITE["data"].items() if k in TRACE_TYPES}}
 #: the figures' fonts: Streamlit's and plotly_white's own first (Latin text looks as before, in the
 #: dashboard and in a notebook), then CJK fonts for the Chinese titles, axis titles and legends the
@@ -63,12 +61,10 @@ _EXTRA_COLORS = ("#17becf", "#bcbd22", "#7f7f7f", "#393b79", "#637939", "#8c6d31
 #: decades only on log axes (plotly otherwise labels minor ticks with bare "2" and "5")
 _LOG = dict(type="log", dtick=1, tickformat="~g")
 
-
-#: Whether plotly checks every property as a figure is built (≈ 1.5 ms a trace, ≈ 10 ms a figure:
-#: most of drawing a chart on a rerun).  The figures here are made by this module's code, not by
-#: users, so it is off, and on when ``DISTSGD_VALIDATE_FIGURES=1``: the test suite sets it, so a
-#: misspelt or out-of-range property still fails a test (``tests/test_ui_plots.py`` also checks
-#: that both ways give the same figure).
+#: Whether plotly checks every property as a figure is built (≈ 1.5 ms a trace, ≈ 10 ms a figure).
+#: The figures are made by this module's code, not by users, so it is off, and on when
+#: ``DISTSGD_VALIDATE_FIGURES=1``: the test suite sets it, so a misspelt or out-of-range property
+#: still fails a test (``tests/test_ui_plots.py`` also checks that both ways give the same figure).
 VALIDATE = os.environ.get("DISTSGD_VALIDATE_FIGURES", "") == "1"
 
 
@@ -152,13 +148,6 @@ def _layout(title: str | None = None, x_title: str | None = None, y_title: str |
     return lay
 
 
-def _figure(title: str | None = None, x_title: str | None = None, y_title: str | None = None,
-            log_x: bool = False, log_y: bool = False, **layout: Any) -> go.Figure:
-    """An empty themed figure with :func:`_layout`'s layout, for code that adds its traces
-    one by one (each then checked by plotly)."""
-    return _build(_layout(title, x_title, y_title, log_x, log_y, **layout), [])
-
-
 def _build(layout: dict[str, Any], data: list[Any]) -> go.Figure:
     """The themed figure of ``data`` (traces made by :func:`_go`) and ``layout``, both given to
     the constructor: ``add_trace`` checks every trace again whatever :data:`VALIDATE` says, and
@@ -167,13 +156,12 @@ def _build(layout: dict[str, Any], data: list[Any]) -> go.Figure:
 
 
 def _hline(y: float, **line: Any) -> dict[str, Any]:
-    """The line across the plot at ``y`` that ``fig.add_hline(y=y, line=line)`` adds, as a layout
-    shape given to :func:`_build` (``add_hline`` updates the built figure's layout: ≈ 5 ms)."""
+    """``fig.add_hline(y=y, line=line)``'s shape, for :func:`_build`'s layout (add_hline after: ≈ 5 ms)."""
     return {"type": "line", "xref": "x domain", "x0": 0, "x1": 1, "yref": "y", "y0": y, "y1": y, "line": line}
 
 
 def _vline(x: float, **line: Any) -> dict[str, Any]:
-    """The line up the plot at ``x`` that ``fig.add_vline(x=x, line=line)`` adds (as :func:`_hline`)."""
+    """``fig.add_vline(x=x, line=line)``'s shape (as :func:`_hline`)."""
     return {"type": "line", "xref": "x", "x0": x, "x1": x, "yref": "y domain", "y0": 0, "y1": 1, "line": line}
 
 
@@ -317,8 +305,6 @@ def schedule_value_figure(rows: Sequence[dict[str, Any]], parameter: str, label:
                         name=f"best fixed {parameter} = {best:g}", line=dict(color="#d62728", dash="dot", width=2)))
     return _build(_layout(f"{parameter} in force against wall-clock time", "wall-clock time (time units)",
                           f"{parameter} in force (mean over replicas, 95% band)", height=340), data)
-
-
 
 
 def staleness_tail_figure(counts: dict[str, Sequence[int]], m: int) -> go.Figure:
