@@ -67,11 +67,11 @@ def body(sel: sidebar.Selection) -> None:
                                                                  "end mean a fitted tail heavier than the data's, "
                                                                  "below it a lighter one."))
         st.subheader(tr("What each scheme would have done"))
-        with st.expander(tr("The problem for the time to ε (shared with the Error pages)"), expanded=False):
-            problem = sidebar.problem_controls()
-            c1, c2 = st.columns(2)
-            eps = sidebar.number("eps", c1, slider=False)
-            gamma = sidebar.number("gamma", c2, help=tr("staleness factor of the bound for the asynchronous schemes"))
+        box = sidebar.settings(tr("The problem for the time to ε (shared with the Error pages)"), "cluster")
+        problem = sidebar.problem_controls(where=box)
+        c1, c2 = box.columns(2)
+        eps = sidebar.number("eps", c1, slider=False)
+        gamma = sidebar.number("gamma", c2, help=tr("staleness factor of the bound for the asynchronous schemes"))
         wi = cached.whatif_view(trace, sel.schemes, sel.K, sel.H, tuple(view["stragglers"]), fits["best"],
                                 sel.budget * caps.WHATIF_BUDGET_FACTOR, sel.seed, problem, float(eps), float(gamma))
         page.chart(wi["figure"], wi["rows"], "what-if", wi["notice"])

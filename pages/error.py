@@ -24,16 +24,16 @@ page.header(
 
 def body(sel: sidebar.Selection) -> None:
     """The page's controls and its chart: moving one of them reruns only this (a fragment)."""
-    with st.expander(tr("Problem and learning rate"), expanded=False):
-        problem = sidebar.problem_controls(real=True)
-        c4 = st.columns(4)[3]
-        lr_rule = sidebar.choice("lr_rule", c4)
-        C = sidebar.number("C", c4, slider=False) if lr_rule == "adaptive" else None  # the other rules have no C
-        c5, c6, c7 = st.columns(3)
-        gamma = sidebar.number("gamma", c5)
-        p0_mode = sidebar.choice("p0_mode", c6, radio=True)
-        p0 = sidebar.number("p0", c6) if p0_mode == "input" else None
-        replicas = sidebar.number("replicas", c7)
+    box = sidebar.settings(tr("Problem and learning rate"), "error", open_now=sidebar.awaits_upload())
+    problem = sidebar.problem_controls(real=True, where=box)
+    c4 = box.columns(4)[3]
+    lr_rule = sidebar.choice("lr_rule", c4)
+    C = sidebar.number("C", c4, slider=False) if lr_rule == "adaptive" else None  # the other rules have no C
+    c5, c6, c7 = box.columns(3)
+    gamma = sidebar.number("gamma", c5)
+    p0_mode = sidebar.choice("p0_mode", c6, radio=True)
+    p0 = sidebar.number("p0", c6) if p0_mode == "input" else None
+    replicas = sidebar.number("replicas", c7)
     c1, c2 = st.columns(2)
     horizon = sidebar.number("horizon", c1, slider=False)
     eps = sidebar.number("eps", c2, slider=False)

@@ -25,11 +25,11 @@ page.header(
 def error_chart(sel: sidebar.Selection, graph: str) -> None:
     """d-psgd and ad-psgd on the graph beside sync: the error of the average model and the
     consensus distance against time (a fragment: its controls rerun only this)."""
-    with st.expander(tr("Problem and horizon of the error charts below"), expanded=False):
-        problem = sidebar.problem_controls()
-        c1, c2 = st.columns(2)
-        horizon = sidebar.number("horizon", c1, slider=False)
-        eps = sidebar.number("eps", c2, slider=False)
+    box = sidebar.settings(tr("Problem and horizon of the error charts below"), "graph")
+    problem = sidebar.problem_controls(where=box)
+    c1, c2 = box.columns(2)
+    horizon = sidebar.number("horizon", c1, slider=False)
+    eps = sidebar.number("eps", c2, slider=False)
     with page.guard():
         schemes = tuple(curves.build(n, sel.m, graph=graph) for n in ("d-psgd", "ad-psgd", "sync"))
         view = cached.error_view(schemes, sel.workers, problem, float(horizon), caps.ERROR_POINTS,

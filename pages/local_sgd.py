@@ -22,12 +22,12 @@ page.header(
 
 def error_chart(sel: sidebar.Selection, D: float) -> None:
     """The error chart and its problem controls: moving one of them reruns only this (a fragment)."""
-    with st.expander(tr("Problem and horizon of the error chart below"), expanded=False):
-        problem = sidebar.problem_controls()
-        horizon = sidebar.number("horizon", st.columns(4)[0], slider=False)
-        st.caption(tr("Simulated SGD: {replicas} replicas, constant learning rate η, {points} points from 0 to T.",
-                      replicas=caps.replicas_at(sel.budget, caps.LOCAL_ERROR_REPLICAS),
-                      points=caps.LOCAL_ERROR_POINTS))
+    box = sidebar.settings(tr("Problem and horizon of the error chart below"), "local_sgd")
+    problem = sidebar.problem_controls(where=box)
+    horizon = sidebar.number("horizon", box.columns(4)[0], slider=False)
+    box.caption(tr("Simulated SGD: {replicas} replicas, constant learning rate η, {points} points from 0 to T.",
+                   replicas=caps.replicas_at(sel.budget, caps.LOCAL_ERROR_REPLICAS),
+                   points=caps.LOCAL_ERROR_POINTS))
     with page.guard():
         Hcmp = tuple(sorted({1, sel.H, min(caps.LOCAL_H_COMPARE_FACTOR * sel.H, caps.UI_H_MAX)}))
         schemes = tuple(curves.build("local-sgd", sel.m, None, h, D) for h in Hcmp)

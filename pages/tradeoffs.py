@@ -40,17 +40,18 @@ def body(sel: sidebar.Selection) -> None:
     eps = sidebar.number("eps", c3, slider=False)
     horizon = sidebar.number("horizon", c4, slider=False)
     spec = sidebar.schedule_controls(sel.m)
-    with st.expander(tr("Problem, and the constants this sweep uses"), expanded=False):
-        problem = sidebar.problem_controls(real=True)
-        real = isinstance(problem, RealProblem)
-        c5, c6 = st.columns(2)
-        accuracy = float(sidebar.number("acc_target", c5, slider=False)) if real else None
-        gamma = sidebar.number("gamma", c5, help=tr("staleness factor of the bound for the asynchronous schemes "
-                                                    "(the swept scheme if it is one, and the async reference)"))
-        D = sidebar.number("D", c6) if name == "local-sgd" else caps.LOCAL_SGD_FREE_D
-        st.caption(tr("Simulated SGD: {replicas} replicas per point, constant learning rate η, "
-                      "p₀ the measured fraction of fresh gradients.",
-                      replicas=caps.replicas_at(sel.budget, caps.TARGET_REPLICAS)))
+    box = sidebar.settings(tr("Problem, and the constants this sweep uses"), "tradeoffs",
+                           open_now=sidebar.awaits_upload())
+    problem = sidebar.problem_controls(real=True, where=box)
+    real = isinstance(problem, RealProblem)
+    c5, c6 = box.columns(2)
+    accuracy = float(sidebar.number("acc_target", c5, slider=False)) if real else None
+    gamma = sidebar.number("gamma", c5, help=tr("staleness factor of the bound for the asynchronous schemes "
+                                                "(the swept scheme if it is one, and the async reference)"))
+    D = sidebar.number("D", c6) if name == "local-sgd" else caps.LOCAL_SGD_FREE_D
+    box.caption(tr("Simulated SGD: {replicas} replicas per point, constant learning rate η, "
+                   "p₀ the measured fraction of fresh gradients.",
+                   replicas=caps.replicas_at(sel.budget, caps.TARGET_REPLICAS)))
     with page.guard():
         if axis == "K":
             values = sorted(set(curves.k_grid(sel.m, caps.SWEEP_K_POINTS)) | {sel.K})

@@ -39,9 +39,18 @@ def navigation_only() -> Iterator[None]:
         PagesManager.__init__ = original  # type: ignore[method-assign]
 
 
-def open_app(page: str | None = None, query: dict | None = None, timeout: float = 120) -> AppTest:
-    """A fresh AppTest of app.py, on ``page`` (e.g. "pages/error.py"), after its first run."""
+#: the pages' settings boxes (distsgd.ui.sidebar.settings), drawn only while open
+SETTINGS_BOXES = ("error", "tradeoffs", "local_sgd", "cluster", "graph")
+
+
+def open_app(page: str | None = None, query: dict | None = None, timeout: float = 120,
+             boxes_open: bool = True) -> AppTest:
+    """A fresh AppTest of app.py, on ``page`` (e.g. "pages/error.py"), after its first run; with
+    ``boxes_open`` every settings box open, as a reader who opened them (its controls drawn)."""
     at = AppTest.from_file(APP, default_timeout=timeout)
+    if boxes_open:
+        for box in SETTINGS_BOXES:
+            at.session_state[f"settings_{box}"] = True
     for k, v in (query or {}).items():
         at.query_params[k] = v
     at.run()

@@ -380,3 +380,32 @@ def test_a_data_file_problem_asks_for_its_file_then_uses_it():
     assert_clean(at)
     assert not any("Upload a data file" in shown(w) for w in at.warning)
     assert any("20 held-out rows" in c.value for c in at.caption)  # 25 % of the file's 80 rows
+
+
+@pytest.mark.parametrize("page, box, moved", [
+    ("pages/error.py", "error", {"eta": "0.02", "gamma": "0.3", "replicas": "20"}),
+    ("pages/graph.py", "graph", {"eta": "0.02", "eps": "0.1"}),
+])
+def test_a_closed_settings_box_draws_nothing_and_its_values_still_hold(page: str, box: str, moved: dict) -> None:
+    """A page's settings box is drawn only while open (its ten widgets cost the shared server on
+    every rerun): closed, none of its controls is drawn and the charts use their stored values —
+    the same charts as with the box open; opened, the controls show those values."""
+    query = {**moved, "schemes": ["sync", "async"]}
+    shut = open_app(page, query, boxes_open=False)
+    assert_clean(shut)
+    assert not {w.key for w in [*shut.number_input, *shut.slider]} & set(moved)
+    opened = open_app(page, query)
+    assert_clean(opened)
+    assert [c.proto.spec for c in shut.get("plotly_chart")] == [c.proto.spec for c in opened.get("plotly_chart")]
+    shut.session_state[f"settings_{box}"] = True  # the reader opens it
+    shut.run()
+    for key, v in moved.items():
+        assert control(shut, key) == type(control(shut, key))(float(v)), key
+        widget = next(w for w in [*shut.number_input, *shut.slider] if w.key == key)
+        assert widget.value == control(shut, key), key
+
+
+def test_a_settings_box_waiting_for_a_data_file_is_open() -> None:
+    at = open_app("pages/error.py", {"problem": "logreg:upload"}, boxes_open=False)
+    assert_clean(at)
+    assert [u.key for u in at.get("file_uploader")] == ["problem_file"]

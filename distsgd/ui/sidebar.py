@@ -56,13 +56,43 @@ class Selection:
     graph: str = "ring"
 
 
+class _Unseen:
+    """Where the controls of a closed settings box go (:func:`settings`): nowhere — :func:`number`
+    and :func:`choice` give the stored value, and columns and captions are not drawn."""
+
+    def columns(self, spec: Any, **_: Any) -> list[_Unseen]:
+        return [self] * (spec if isinstance(spec, int) else len(spec))
+
+    def caption(self, *_: Any, **__: Any) -> None:
+        return None
+
+
+UNSEEN = _Unseen()
+
+
+def settings(label: str, key: str, open_now: bool = False) -> Any:
+    """A page's box of settings (its problem, learning rate, horizon…), drawn only while open: the
+    container to draw the controls in, or :data:`UNSEEN` when closed — then the controls keep their
+    stored values, drawn by nobody (each widget costs the shared server ≈ 0.3 ms a rerun; a box
+    held ten, with their columns).  Opening or closing it reruns the page.  ``open_now``: open it
+    (a file the page waits for is uploaded in it)."""
+    full = f"settings_{key}"
+    if open_now:
+        st.session_state[full] = True
+    box = st.expander(label, key=full, on_change="rerun")
+    return box if box.open else UNSEEN
+
+
 def number(key: str, where: Any = None, bounds: tuple[float, float] | None = None,
            slider: bool = True, help: str | None = None) -> Any:
     """A slider or number box bound to a declared control (its value kept in the store); its label
-    and help in the current language (``help`` given here is shown as it is)."""
+    and help in the current language (``help`` given here is shown as it is).  In :data:`UNSEEN`
+    the stored value, clamped to the bounds as the widget would be."""
     c = controls.CONTROLS[key]
     where = where or st
     args = state.widget_args(key, bounds)
+    if where is UNSEEN:
+        return state.clamp(key, args["min_value"], args["max_value"])
     bind = state.bind(key, (args["min_value"], args["max_value"]))
     if args["min_value"] >= args["max_value"]:  # one value allowed: no widget, but the key holds it
         v = state.value(key)
@@ -83,6 +113,8 @@ def choice(key: str, where: Any = None, labels: dict[str, str] | None = None, ra
     (``labels``, else :data:`controls.CHOICE_LABELS`, else the option itself) in the current language."""
     c = controls.CONTROLS[key]
     assert c.options is not None
+    if where is UNSEEN:
+        return state.value(key)
     where = where or st
     bind = state.bind(key)
     shown = labels if labels is not None else controls.CHOICE_LABELS.get(key, {})
@@ -245,21 +277,22 @@ def schedule_controls(m: int) -> str | None:
     return f"{name}({key}={start}, period={controls.url_text(float(period))})"
 
 
-def problem_controls(real: bool = False) -> Any:
+def problem_controls(real: bool = False, where: Any = None) -> Any:
     """The problem and SGD hyper-parameters (η, L, μ ≤ L, σ², b, F₀, d) as number boxes in four
-    columns, bound to the same store on every page that uses them; returns the Problem.  With
-    ``real`` (the Error page) the problem is chosen first: for a data set, λ, η and b only, and the
-    returned value is a :class:`~distsgd.error.general.RealProblem`."""
+    columns of ``where``, bound to the same store on every page that uses them; returns the Problem.
+    With ``real`` (the Error page) the problem is chosen first: for a data set, λ, η and b only, and
+    the returned value is a :class:`~distsgd.error.general.RealProblem`."""
+    where = where or st
     if real:
-        choice("problem")
+        choice("problem", where)
         if state.value("problem") != "quadratic":
-            data = _problem_data() if state.value("problem") == controls.UPLOAD_PROBLEM else None
-            c1, c2, c3 = st.columns(3)
+            data = _problem_data(where) if state.value("problem") == controls.UPLOAD_PROBLEM else None
+            c1, c2, c3 = where.columns(3)
             number("l2", c1, slider=False)
             number("eta", c2, slider=False)
             number("b", c3, slider=False)
             return state.problem(real=True, data=data)
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2, c3, c4 = where.columns(4)
     number("eta", c1, slider=False)
     L = number("L", c1, slider=False)
     mu_dom = controls.CONTROLS["mu"].domain
@@ -284,14 +317,15 @@ def _problem_file_uploaded() -> None:
 _PROBLEM_DATA_CHANGED = "_problem_data_changed"
 
 
-def _problem_data() -> DataSet | None:
-    """The problem control's uploader and the data set read from it; None (with a notice saying
-    which bundled set is shown instead) until a file is read.  A new file reruns the whole page:
-    the uploader sits in a fragment, and a run of the fragment alone would leave the page's
-    notices (at its top, outside the fragment) as the last full run left them."""
-    st.file_uploader(tr("your data: CSV or TSV with one example per row and the class label in the last column, "
-                        "or a LIBSVM file"), type=["csv", "tsv", "txt", "svm", "libsvm", "svmlight"],
-                     key="problem_file", on_change=_problem_file_uploaded)
+def _problem_data(where: Any) -> DataSet | None:
+    """The problem control's uploader (in ``where``) and the data set read from it; None (with a
+    notice saying which bundled set is shown instead) until a file is read.  A new file reruns the
+    whole page: the uploader sits in a fragment, and a run of the fragment alone would leave the
+    page's notices (at its top, outside the fragment) as the last full run left them."""
+    if where is not UNSEEN:
+        where.file_uploader(tr("your data: CSV or TSV with one example per row and the class label in the last "
+                               "column, or a LIBSVM file"), type=["csv", "tsv", "txt", "svm", "libsvm", "svmlight"],
+                            key="problem_file", on_change=_problem_file_uploaded)
     got = st.session_state.get(PROBLEM_DATA)
     label = controls.CHOICE_LABELS["problem"][f"logreg:{state.UPLOAD_STAND_IN}"]
     stand_in = tr(label)
@@ -305,6 +339,13 @@ def _problem_data() -> DataSet | None:
         state.notify(tr("{error}; showing {problem}.", error=got[2], problem=stand_in))
         return None
     return got[1]
+
+
+def awaits_upload() -> bool:
+    """True when the problem is the user's data set and no file has been read yet (the page opens
+    the box its uploader is in)."""
+    got = st.session_state.get(PROBLEM_DATA)
+    return state.value("problem") == controls.UPLOAD_PROBLEM and (got is None or got[1] is None)
 
 
 def _joint_bounds(key: str) -> tuple[float, float] | None:
