@@ -10,14 +10,14 @@ Each entry is small (rows of numbers, a figure, at most a few 10⁴ samples), ``
 bounds the count and ``ttl`` lets idle entries go, so the whole cache stays within a few tens
 of MB (sizes and counts: :mod:`distsgd.ui.rerun_caps`).  Nothing here is mutable module state.
 
-Two kinds of cache, both process-wide (one entry serves every session of the class):
+Two kinds of cache, both process-wide (one entry serves every session of the class), each called
+by keyword (:mod:`distsgd.ui.cache_calls`: Streamlit's positional path re-reads the signature):
 
 * ``st.cache_data`` for rows of numbers: a hit returns an unpickled copy (≈ 0.1 ms for a chart's rows);
-* ``st.cache_resource`` for the *views* (``*_view``: a chart's rows with its plotly figure, built
-  once).  A figure through ``cache_data`` would be pickled, and unpickling re-validates every
-  trace (≈ 10 ms a figure, on every rerun); a resource hit returns the object itself.  Views are
-  shared by every session, so nobody may change them: the pages only read them (the figure is
-  serialised by ``st.plotly_chart``, which copies it; rows are read and copied into tables).
+* ``st.cache_resource`` for the *views* (``*_view``: a chart's rows with its plotly figure, built once).
+  A figure through ``cache_data`` would be pickled, and unpickling re-validates every trace (≈ 10 ms
+  a figure, on every rerun); a resource hit returns the object itself.  Views are shared by every
+  session, so nobody may change them: the pages only read them (``st.plotly_chart`` copies the figure).
 
 What a person reads is in their language (DESIGN §10), so no text made for display is cached: a
 figure is built in English and translated at display (:func:`distsgd.ui.i18n.figure`), and a
@@ -32,7 +32,6 @@ import json
 from typing import Any
 
 import numpy as np
-import streamlit as st
 
 from .. import curves, plots
 from ..clusters import Stragglers, at_m, make_cluster
@@ -52,6 +51,7 @@ from ..whatif import READINGS, what_if
 from . import claims, local_figures, views, workers
 from . import graph_figures as graph_plots
 from . import trace_figures as trace_plots
+from .cache_calls import cache_data, cache_resource
 from .rerun_caps import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
@@ -116,37 +116,37 @@ def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**s, "skipped": views.skipped_why(s)} if "skipped" in s else s for s in summary]
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def runtime_vs_K(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int,
                  budget: float, seed: int, graph: str = "ring") -> list[dict[str, Any]]:
     return workers.call(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, graph=graph,
                         **_RUNTIME_CAPS)
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int,
                  comm_delay: float, budget: float, seed: int, graph: str = "ring") -> list[dict[str, Any]]:
     return workers.call(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, graph=graph,
                         **_RUNTIME_CAPS)
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def runtime_vs_H(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: float, budget: float,
                  seed: int) -> list[dict[str, Any]]:
     return workers.call(curves.runtime_vs_H, m, Hs, delay, comm_delay, budget, seed, **_RUNTIME_CAPS)
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def runtime_points(schemes: tuple[Scheme, ...], delay: Workers, budget: float, seed: int) -> list[dict[str, Any]]:
     return workers.call(curves.runtime_rows, schemes, delay, budget, seed, **_RUNTIME_CAPS)
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def async_speedup(m: int, delay: Workers) -> dict[str, Any]:
     return workers.call(curves.async_speedup, m, delay)
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                replicas: int, seed: int, gamma: float | None, p0: float | None,
                lr: LearningRate, budget: float = AXIS_MC_COST) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -156,7 +156,7 @@ def error_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
                         **_sgd_caps(problem), axis_cost=budget)
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem | RealProblem, eps: float,
                 time: float, replicas: int, seed: int, gamma: float, p0: float | None,
                 x_name: str, budget: float = AXIS_MC_COST, *, target_accuracy: float | None = None
@@ -168,7 +168,7 @@ def target_rows(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem | 
                         keep_curve=True)
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def _schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | RealProblem, time: float,
                   points: int, replicas: int, seed: int, eps: float | None, shares: int, budget: float
                   ) -> dict[str, Any]:
@@ -188,7 +188,7 @@ def schedule_run(scheme: Scheme, spec: str, delay: Workers, problem: Problem | R
         return {"label": f"{scheme.name}, {spec}", **curves.skipped(exc)}
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def delay_summary(delay: Delay) -> dict[str, Any]:
     """The delay page's numbers: the median and a quantile table (level, x, F(x))."""
     x = np.asarray(delay.ppf(_QUANTILES), dtype=float)
@@ -198,14 +198,14 @@ def delay_summary(delay: Delay) -> dict[str, Any]:
                           for a, b, c in zip(_QUANTILES, x, cdf, strict=True)]}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def delay_chart(delay: Delay, seed: int) -> Any:
     """The pdf/cdf figure of X with the histogram of a sample (of the trace itself for a trace)."""
     sample = None if isinstance(delay, Empirical) else delay.sample(np.random.default_rng(seed), SAMPLES)
     return plots.delay_figure(delay, sample)
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, Any]:
     """The K-th-of-m figure, the quantiles of its sample, and the kind of its theory line
     (``"pdf"``, or ``"bins"`` for a trace) — not the samples themselves."""
@@ -217,7 +217,7 @@ def order_statistic_chart(delay: Delay, k: int, n: int, seed: int) -> dict[str, 
             "theory_kind": o["theory"]["kind"]}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dict[str, Any]:
     """E[max of m] against m, analytic and simulated: the rows and their figure."""
     rows = workers.call(curves.fanout_rows, delay, ms, iterations, seed)
@@ -226,7 +226,7 @@ def fanout(delay: Delay, ms: tuple[int, ...], iterations: int, seed: int) -> dic
     return {"rows": rows, "figure": figure}
 
 
-@st.cache_resource(**{**_VIEW, "max_entries": TIMELINE_CACHE_ENTRIES})
+@cache_resource(**{**_VIEW, "max_entries": TIMELINE_CACHE_ENTRIES})
 def timeline(scheme: Scheme, delay: Workers, iterations: int, seed: int) -> dict[str, Any]:
     """One run's timeline, its Gantt figure, and each outcome's share of the worker-time up to
     the last update."""
@@ -237,7 +237,7 @@ def timeline(scheme: Scheme, delay: Workers, iterations: int, seed: int) -> dict
     return {"timeline": tl, "figure": plots.timeline_figure(tl), "shares": shares}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def graph_view(graph: str, m: int, slow: tuple[int, ...], delay: Workers, budget: float, seed: int) -> dict[str, Any]:
     """The graph on m nodes (seed 0, as the charts build it): its JSON facts (DESIGN §12), the
     drawing with the slow nodes marked (only up to :data:`GRAPH_DRAWN_NODES`), and d-psgd's bounds
@@ -253,7 +253,7 @@ def graph_view(graph: str, m: int, slow: tuple[int, ...], delay: Workers, budget
             "lower": lower, "upper": upper}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def graph_runtime_view(graphs: tuple[str, ...], ms: tuple[int, ...], delay: Workers, budget: float,
                        seed: int, title: str) -> dict[str, Any]:
     """E[T] against m on each graph beside sync and async (:func:`curves.graph_runtime_vs_m`)."""
@@ -261,7 +261,7 @@ def graph_runtime_view(graphs: tuple[str, ...], ms: tuple[int, ...], delay: Work
     return {"rows": rows, "figure": graph_plots.graph_runtime_figure(rows, title)}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def network(topology: str, params_m: float, gbps: float, latency_ms: float, m: int,
             ms: tuple[int, ...]) -> dict[str, Any]:
     """The communication model in the page's units (10⁶ parameters, Gbit/s, ms): D, the time of
@@ -291,7 +291,7 @@ def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[
     return _runtime_vs_K_view(names, m, delay, Ks, H, budget, seed, x_title, title, graph)
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def _runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
                        seed: int, x_title: str, title: str, graph: str) -> dict[str, Any]:
     rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed, graph)
@@ -304,14 +304,14 @@ def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Worker
     return _runtime_vs_m_view(names, ms, delay, K, H, comm_delay, budget, seed, x_title, title, graph)
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def _runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                        budget: float, seed: int, x_title: str, title: str, graph: str) -> dict[str, Any]:
     rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "m", x_title, title, log_x=True)}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def runtime_vs_H_view(m: int, Hs: tuple[int, ...], delay: Workers, comm_delay: float, budget: float, seed: int,
                       title: str, y_title: str) -> dict[str, Any]:
     rows = runtime_vs_H(m, Hs, delay, comm_delay, budget, seed)
@@ -324,7 +324,7 @@ def speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K:
     return _speedup_view(names, ms, delay, K, H, comm_delay, budget, seed, graph)
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def _speedup_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                   budget: float, seed: int, graph: str) -> dict[str, Any]:
     rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
@@ -346,7 +346,7 @@ def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
     return {**view, "summary": _reasons(view["summary"])}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def _error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, time: float, points: int,
                 replicas: int, seed: int, gamma: float | None, p0: float | None, lr: LearningRate,
                 eps: float | None, budget: float, schedule: tuple[Scheme, str] | None = None) -> dict[str, Any]:
@@ -371,7 +371,7 @@ def _error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, t
     return view
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def problem_facts(problem: RealProblem) -> dict[str, Any]:
     """A data set's constants, sizes and best test accuracy (:meth:`RealProblem.facts`)."""
     return workers.call(RealProblem.facts, problem)
@@ -386,7 +386,7 @@ def persistence_view(workers: Stragglers, m: int, problem: Problem, time: float,
     return {"skipped": views.skipped_why(view)} if "skipped" in view else view
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float, replicas: int, seed: int,
                       lr: LearningRate) -> dict[str, Any]:
     scheme = (curves.build("async", m),)
@@ -407,7 +407,7 @@ def _persistence_view(workers: Stragglers, m: int, problem: Problem, time: float
             "error": plots.error_figure(all_rows)}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def target_view(schemes: tuple[Scheme, ...], refs: tuple[Scheme, ...], delay: Workers, problem: Problem | RealProblem,
                 eps: float, time: float, replicas: int, seed: int, gamma: float, x_name: str,
                 budget: float = AXIS_MC_COST, target_accuracy: float | None = None,
@@ -450,7 +450,7 @@ def _comparison(rows: list[dict[str, Any]], best: int | None, run: dict[str, Any
 # -- a measured trace (the "Your cluster" page), keyed by its digest ---------------------------
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def trace_view(trace: Trace, threshold: float) -> dict[str, Any]:
     """The per-worker summary, the stragglers, the heatmap and the box plots of a trace."""
     summary = trace.summary(threshold)
@@ -460,7 +460,7 @@ def trace_view(trace: Trace, threshold: float) -> dict[str, Any]:
             "boxes": trace_plots.worker_box_figure(trace, order)}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
     """Maximum-likelihood fits of every family to the pooled times, best first, with the Q–Q plot
     and the histogram of the ``shown`` best."""
@@ -472,7 +472,7 @@ def fits_view(trace: Trace, shown: int = 3) -> dict[str, Any]:
             "qq": trace_plots.qq_figure(trace.pooled, top), "hist": trace_plots.fit_histogram_figure(trace.pooled, top)}
 
 
-@st.cache_resource(**_VIEW)
+@cache_resource(**_VIEW)
 def _whatif(trace: Trace, schemes: tuple[str, ...], K: int, H: int, stragglers: tuple[str, ...],
             fit: str | None, budget: float, seed: int, problem: Problem, eps: float, gamma: float) -> dict[str, Any]:
     rows, skipped = workers.call(what_if, trace, schemes, K, H, stragglers=stragglers,
@@ -493,7 +493,7 @@ def whatif_view(trace: Trace, schemes: tuple[str, ...], K: int, H: int, straggle
     return {**view, "table": views.whatif_table(view["rows"]), "notice": claims.whatif(view["rows"])}
 
 
-@st.cache_data(**_CACHE)
+@cache_data(**_CACHE)
 def replay_timeline_json(trace: Trace, updates: int, seed: int) -> str:
     """Sync replaying the trace for ``updates`` updates, as Perfetto / chrome://tracing JSON."""
     tl = simulate_timeline(make_scheme("sync", trace.m), make_cluster(trace=trace, trace_mode="replay"), updates, seed)
