@@ -157,3 +157,16 @@ def test_every_builder_draws_only_the_template_s_trace_types() -> None:
     named = {m for p in root.rglob("*.py") for m in re.findall(r"\bgo\.([A-Z]\w*)", p.read_text(encoding="utf-8"))}
     assert named, "no builder found"
     assert {n.lower() for n in named - {"Figure"}} <= set(plots.TRACE_TYPES)
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_a_translated_copy_is_the_figure_plotly_would_copy(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The dashboard translates a copy of a shared figure, built from its plain properties (plotly's
+    own copy checks every property again): the same JSON as plotly's copy, and a copy indeed."""
+    from distsgd.ui import i18n
+
+    monkeypatch.setattr(plots, "VALIDATE", False)
+    fig = CASES[name]()
+    ours = i18n._copy(fig)
+    assert ours is not fig and ours._data is not fig._data and ours._data[0] is not fig._data[0]
+    assert json.loads(pio.to_json(ours, validate=False)) == json.loads(pio.to_json(type(fig)(fig), validate=False))

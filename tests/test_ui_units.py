@@ -234,3 +234,30 @@ def test_a_cached_call_never_reads_the_signature_again(kind: str, monkeypatch: p
     assert f(1, 2) == f(1, b=2) == f(a=1, b=2) == 3
     assert f(1, 3, 1) == f(1, 3, c=1) == 5
     assert runs == [(1, 2, 0), (1, 3, 1)] and read == []
+
+
+def test_a_shared_figure_is_translated_once_per_language(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cached view's figure is shared and never changed: the reader's language gets a translated
+    copy made once and kept (copying and translating on every rerun cost ≈ 25 ms a chart), the
+    English figure itself stays English."""
+    from distsgd import plots
+    from distsgd.ui import figure_text, i18n
+
+    rows = [{"scheme": s, "time": t, "simulated_mean": 1 / (1 + t), "simulated_low": 0.9 / (1 + t),
+             "simulated_high": 1.1 / (1 + t), "bound": 2 / (1 + t)} for s in ("sync", "async") for t in (0.0, 1.0)]
+    fig = plots.error_figure(rows, 0.2)
+    made: list[object] = []
+    translate = i18n.figure
+    monkeypatch.setattr(i18n, "figure", lambda f, t=(): made.append(f) or translate(f, t))
+    english = [t.name for t in fig.data]
+    try:
+        i18n.set_language("zh")
+        zh = i18n.shown(fig, figure_text.FIGURE_TEXT)
+        assert i18n.shown(fig, figure_text.FIGURE_TEXT) is zh and zh is not fig and made == [zh]
+        assert [t.name for t in fig.data] == english
+        names = [t.name for t in zh.data]
+        assert names != english and all(re.search(r"[\u4e00-\u9fff]", n) for n in names if n), names
+        assert [t.meta["name"] for t in zh.data if t.name] == [n for n in english if n]
+    finally:
+        i18n.set_language("en")
+    assert i18n.shown(fig, figure_text.FIGURE_TEXT) is fig and made[1:] == [fig]

@@ -75,9 +75,8 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
 
     ``rows`` (or a function that gives them, for a large table) become CSV only when the
     button is clicked, never on a rerun."""
-    # a cached figure is shared by every session: translate a copy, never the figure itself
-    shown = fig if i18n.language() == "en" else type(fig)(fig)
-    st.plotly_chart(i18n.figure(shown, figure_text.FIGURE_TEXT), width="stretch", key=f"chart-{name}")
+    # a cached figure is shared by every session: i18n.shown translates a copy, kept on the figure
+    st.plotly_chart(i18n.shown(fig, figure_text.FIGURE_TEXT), width="stretch", key=f"chart-{name}")
     if not callable(rows):  # a Monte Carlo warning is said where its numbers are drawn
         mc_warnings(rows)
     if notice:
