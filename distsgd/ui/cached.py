@@ -14,15 +14,15 @@ Two kinds of cache, both process-wide (one entry serves every session of the cla
 by keyword (:mod:`distsgd.ui.cache_calls`: Streamlit's positional path re-reads the signature):
 
 * ``st.cache_data`` for rows of numbers: a hit returns an unpickled copy (≈ 0.1 ms for a chart's rows);
-* ``st.cache_resource`` for the *views* (``*_view``: a chart's rows with its plotly figure, built once).
-  A figure through ``cache_data`` would be pickled, and unpickling re-validates every trace (≈ 10 ms
-  a figure, on every rerun); a resource hit returns the object itself.  Views are shared by every
-  session, so nobody may change them: the pages only read them (``st.plotly_chart`` copies the figure).
+* ``st.cache_resource`` for the *views* (a chart's rows with its figure, built once): unpickling a
+  figure re-validates every trace (≈ 10 ms on every rerun); a resource hit returns the object itself.
+  Views are shared by every session, so the pages only read them, and ``i18n.shown`` only adds, once,
+  each trace's English name (its ``meta``) and the translated copies.
 
 What a person reads is in their language (DESIGN §10), so no text made for display is cached: a
-figure is built in English and translated at display (:func:`distsgd.ui.i18n.figure`), and a
-view's sentence, table or skip reason is made on each run by an uncached wrapper around the
-cached part (``whatif_view``, ``error_view``, ``persistence_view``).
+figure is built in English and translated at display, once a language (:func:`distsgd.ui.i18n.shown`
+keeps the copy on the figure), and a view's sentence, table or skip reason is made on each run by
+an uncached wrapper around the cached part (``whatif_view``, ``error_view``, ``persistence_view``).
 """
 
 from __future__ import annotations
