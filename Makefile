@@ -16,16 +16,21 @@ PORT   ?= 8501
 
 .PHONY: run test lint bench bench-load venv dev-venv browser clean
 
-# --no-compile: a module's bytecode is written when it is first imported, not for every module
-# of every package at install (a fresh venv in ~40 s instead of ~90 s on two cores)
+# uv (from PyPI, into the venv) installs the pinned requirements in a few seconds where pip took
+# ~35 s from its own cache (benchmarks/results/coldstart.md: `make run` to a first chart); pip if
+# uv cannot be had.  Neither compiles bytecode at install (--no-compile, uv's default): a module's
+# is written when it is first imported (a fresh venv with pip in ~40 s instead of ~90 s).
+UV     := uv==0.13.9
+INSTALL = $(PY) -m pip install --quiet --no-compile $(UV) && $(VENV)/bin/uv pip install --quiet --python $(PY) -r $(1) \
+          || $(PY) -m pip install --quiet --no-compile -r $(1)
+
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --no-compile --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -r requirements.txt
+	$(call INSTALL,requirements.txt)
 	touch $@
 
 $(VENV)/.dev-installed: $(VENV)/.installed requirements-dev.txt
-	$(PY) -m pip install --quiet --no-compile -r requirements-dev.txt
+	$(call INSTALL,requirements-dev.txt)
 	touch $@
 
 venv: $(VENV)/.installed
