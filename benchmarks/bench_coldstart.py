@@ -5,12 +5,13 @@
 
 Clones this repository's committed HEAD into a temporary directory, runs ``make run`` on a free
 loopback port and measures (1) the time until the server answers ``/_stcore/health`` — the
-venv's creation and the ``pip install`` of requirements.txt included (pip's own download cache,
+venv's creation and the Makefile's install of requirements.txt included (uv's or pip's own cache,
 if the machine has one, is used as on any machine) — and (2) the time from opening the page in
-headless Chromium (Debian's ``/usr/bin/chromium``) until its first plotly chart is drawn: the
-imports, the compile of the numba kernels into an empty cache, and the default view's
-computation.  Then it stops the server and starts it again in the same clone (venv and numba
-cache present: what every later start pays) and measures both again, plus the local SGD page.
+headless Chromium (Debian's ``/usr/bin/chromium``) until its first plotly chart is drawn:
+Streamlit's and plotly's JavaScript and the default view's computation (``distsgd.ui.serve``
+imports the libraries and compiles the numba kernels into an empty cache before it answers).
+Then it stops the server and starts it again in the same clone (venv and numba cache present:
+what every later start pays) and measures both again, plus the local SGD page.
 Bounded: 15 minutes for the install, 2 minutes per page; the server is always stopped.
 """
 
@@ -119,9 +120,10 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---:|---:|---:|",
         *(f"| {label} | {up:.1f} | {first:.2f} | {up + first:.1f} | {local:.2f} |" for label, up, first, local in rows),
         "",
-        "The first column includes creating the venv and `pip install -r requirements.txt` (from pip's "
-        "cache where the machine has one); the second, the first session's imports, the numba kernels' "
-        "compile into an empty cache (fresh clone) or their load from it, and the default view.",
+        "The first column includes creating the venv and installing requirements.txt (the Makefile's uv, "
+        "from its cache where the machine has one; pip if uv cannot be had), the first imports and the "
+        "numba kernels' compile into an empty cache (fresh clone) or their load from it; the second, "
+        "opening the page in Chromium (Streamlit's and plotly's JavaScript) and the default view.",
     ]
     text = "\n".join(lines) + "\n"
     print(text)
