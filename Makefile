@@ -17,7 +17,7 @@ PORT   ?= 8501
 .PHONY: run test lint bench bench-load venv dev-venv browser clean
 
 # uv (from PyPI, into the venv) installs the pinned requirements in a few seconds where pip took
-# ~35 s from its own cache (benchmarks/results/coldstart.md: `make run` to a first chart); pip if
+# ~18 s from its own cache (benchmarks/results/coldstart.md: `make run` to a first chart); pip if
 # uv cannot be had.  Neither compiles bytecode at install (--no-compile, uv's default): a module's
 # is written when it is first imported (a fresh venv with pip in ~40 s instead of ~90 s).
 UV     := uv==0.13.9
@@ -92,7 +92,7 @@ bench: dev-venv
 # (skipped with a message when nginx is missing); writes benchmarks/results/load.md (~10 min)
 bench-load: dev-venv
 	$(PY) -m benchmarks.bench_load
-	$(PY) -m benchmarks.bench_load --nginx 2 --sessions 30
+	$(PY) -m benchmarks.bench_load --nginx 2 --sessions 60
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache test-artifacts
