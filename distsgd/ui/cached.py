@@ -110,6 +110,8 @@ _QUANTILES = np.linspace(QUANTILE_LOW, QUANTILE_HIGH, QUANTILE_LEVELS)
 def _sgd_caps(problem: Problem | RealProblem) -> dict[str, Any]:
     """The caps of a chart's simulated SGD: on a data set its evaluations count (UI_MAX_PROBLEM_WORK)."""
     return {**_SGD_CAPS, "max_work": UI_MAX_PROBLEM_WORK} if isinstance(problem, RealProblem) else _SGD_CAPS
+
+
 def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """An error chart's summary with each skipped scheme's reason in the reader's language (a
     copy of the rows that have one: the cached summary is shared by every session)."""
@@ -341,9 +343,7 @@ def error_view(schemes: tuple[Scheme, ...], delay: Workers, problem: Problem, ti
     a spec) that scheduled run is one more curve (drawn thicker; no bound), its record is
     ``schedule`` and its K or H in force against time ``value_figure``."""
     view = _error_view(schemes, delay, problem, time, points, replicas, seed, gamma, p0, lr, eps, budget, schedule)
-    if not any("skipped" in s for s in view["summary"]):
-        return view
-    return {**view, "summary": _reasons(view["summary"])}
+    return view if not any("skipped" in s for s in view["summary"]) else {**view, "summary": _reasons(view["summary"])}
 
 
 @cache_resource(**_VIEW)
