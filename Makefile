@@ -16,16 +16,19 @@ PORT   ?= 8501
 
 .PHONY: run test lint bench bench-load venv dev-venv browser clean
 
-# uv (from PyPI, into the venv) installs the pinned requirements in a few seconds where pip took
-# ~18 s from its own cache (benchmarks/results/coldstart.md: `make run` to a first chart); pip if
-# uv cannot be had.  Neither compiles bytecode at install (--no-compile, uv's default): a module's
-# is written when it is first imported (a fresh venv with pip in ~40 s instead of ~90 s).
+# uv (from PyPI, into the venv, by the system's pip) installs the pinned requirements in a few
+# seconds where pip took ~18 s from its own cache; the venv itself is made without pip (ensurepip
+# alone took 3.7 s of a fresh clone's first start: benchmarks/results/coldstart.md).  If uv cannot
+# be had, pip is put into the venv and installs them.  Neither compiles bytecode at install
+# (--no-compile, uv's default): a module's is written when it is first imported (a fresh venv with
+# pip in ~40 s instead of ~90 s).
 UV     := uv==0.13.9
-INSTALL = $(PY) -m pip install --quiet --no-compile $(UV) && $(VENV)/bin/uv pip install --quiet --python $(PY) -r $(1) \
-          || $(PY) -m pip install --quiet --no-compile -r $(1)
+INSTALL = { $(PYTHON) -m pip --python $(PY) install --quiet --no-compile --disable-pip-version-check $(UV) \
+            && $(VENV)/bin/uv pip install --quiet --python $(PY) -r $(1); } \
+          || { $(PY) -m ensurepip --default-pip >/dev/null && $(PY) -m pip install --quiet --no-compile -r $(1); }
 
 $(VENV)/.installed: requirements.txt
-	$(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv --without-pip $(VENV)
 	$(call INSTALL,requirements.txt)
 	touch $@
 
