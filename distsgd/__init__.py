@@ -5,17 +5,12 @@ The public API of DESIGN §5: ``parse_delay``, ``make_scheme``, ``expected_runti
 (§7: ``make_cluster``, ``load_trace``); ``sweep`` (§8: a grid of points, serial or on Dask); ``topology``
 (§12: a graph for decentralised SGD, a :class:`Topology`).  Every bad input
 raises :class:`ParameterError` naming the parameter.
-"""
-from .analytic import Estimate, expected_runtime
-from .clusters import Cluster, make_cluster
-from .delays import Delay, parse_delay
-from .montecarlo import RuntimeSample, simulate_runtime
-from .params import ParameterError
-from .schemes import Scheme, backup_workers, make_scheme
-from .sweeps import sweep
-from .topology import Topology, topology
-from .traces import Trace, load_trace
 
-__all__ = ["Cluster", "make_cluster", "Trace", "load_trace", "Topology", "topology",
-           "Delay", "Estimate", "ParameterError", "RuntimeSample", "Scheme", "backup_workers",
-           "expected_runtime", "make_scheme", "parse_delay", "simulate_runtime", "sweep"]
+The names are loaded on first use (``lazy_loader``, from ``__init__.pyi``, which lists them once for
+the reader and the type checker): ``import distsgd.jit`` or ``python -m distsgd.ui.serve`` does not
+import the whole library first, so the dashboard's server can start its kernel compiler at once.
+"""
+
+import lazy_loader
+
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -25,9 +25,9 @@ def body(sel: sidebar.Selection) -> None:
         view = sidebar.choice("rt_view", radio=True)  # one chart per run: only the visible one is computed
         if view == "K":
             Ks = tuple(sorted(set(curves.k_grid(sel.m, caps.RUNTIME_K_POINTS)) | {sel.K}))
-            chart = cached.runtime_vs_K_view(sel.schemes, sel.m, sel.workers, Ks, sel.H, sel.budget, sel.seed,
-                                             N_("wait-for count K"), N_("E[T] against K (m = {m})").format(m=sel.m),
-                                             sel.graph)
+            chart = page.theory_first(cached.runtime_vs_K_view, sel.schemes, sel.m, sel.workers, Ks, sel.H, sel.budget,
+                                      sel.seed, N_("wait-for count K"), N_("E[T] against K (m = {m})").format(m=sel.m),
+                                      sel.graph)
             rows = chart["rows"]
             here = [r for r in rows if r["x_K"] == sel.K]
             page.chart(chart["figure"], rows, "runtime-vs-K",
@@ -35,10 +35,9 @@ def body(sel: sidebar.Selection) -> None:
                           "async and at K = m is sync. Compare the two below."))
         else:
             ms = page.m_values(sel.workers.m, curves.m_grid(max(sel.m, 2), caps.RUNTIME_M_POINTS))
-            chart = cached.runtime_vs_m_view(sel.schemes, ms, sel.workers, sel.K, sel.H, caps.LOCAL_SGD_FREE_D,
-                                             sel.budget, sel.seed, N_("workers m (log scale)"),
-                                             N_("E[T] against m (K = {K}, clamped to m)").format(K=sel.K),
-                                             sel.graph)
+            chart = page.theory_first(cached.runtime_vs_m_view, sel.schemes, ms, sel.workers, sel.K, sel.H,
+                                      caps.LOCAL_SGD_FREE_D, sel.budget, sel.seed, N_("workers m (log scale)"),
+                                      N_("E[T] against m (K = {K}, clamped to m)").format(K=sel.K), sel.graph)
             rows = chart["rows"]
             here = [r for r in rows if r["m"] == sel.m]
             page.chart(chart["figure"], rows, "runtime-vs-m",

@@ -16,7 +16,7 @@ from distsgd.plots import timeline_figure
 from distsgd.timeline_export import TIMELINE_MAX_BARS
 from distsgd.topology import Topology
 from distsgd.traces import Trace, trace_from_times
-from distsgd.ui import cached, controls, plain_text, rerun_caps, views
+from distsgd.ui import cache_calls, controls, plain_text, rerun_caps, views
 
 #: GFM's autolink literals as remark-gfm (Streamlit's Markdown) finds them in the text of a
 #: paragraph once backslash escapes are resolved (mdast-util-gfm-autolink-literal), loosened:
@@ -89,14 +89,14 @@ def test_url_parse_dedups_and_names_repeats():
 
 
 def test_every_delay_family_is_hashed_by_its_key_not_its_values():
-    families = {cls for cls in cached._HASH if cls not in (Stragglers, Trace, RealProblem, Topology)}
+    families = {cls for cls in cache_calls.HASH if cls not in (Stragglers, Trace, RealProblem, Topology)}
     assert Empirical in families and all(issubclass(c, Delay) for c in families)
     for cls in Delay.__subclasses__():  # the library's (a test's toy family is hashed by its fields)
         assert cls in families or not cls.__module__.startswith("distsgd.")
     a = Empirical.from_values(np.arange(1, 1_000_001, dtype=float))
     b = Empirical.from_values(np.arange(1, 1_000_001, dtype=float))
     c = Empirical.from_values(np.arange(2, 1_000_002, dtype=float))
-    key = cached._HASH[Empirical]
+    key = cache_calls.HASH[Empirical]
     assert key(a) == key(b) != key(c) and len(key(a)) < 200
     assert key(parse_delay("exp(rate=2)")) != key(parse_delay("exp(rate=3)"))
 
@@ -108,7 +108,7 @@ def test_a_real_problem_is_hashed_by_its_data_digest_not_its_arrays() -> None:
     from distsgd.problems.data import DataSet
     rows = "\n".join(f"{i % 5},{(i * 7) % 3},{int(i % 5 > 1)}" for i in range(4000)).encode()
     a, b = DataSet.read(rows, name="a.csv"), DataSet.read(rows, name="b.csv")
-    key = cached._HASH[RealProblem]
+    key = cache_calls.HASH[RealProblem]
     pa, pb = RealProblem("a.csv", 0.01, 0.1, 4, data=a), RealProblem("a.csv", 0.01, 0.1, 4, data=b)
     assert key(pa) == key(pb) and len(repr(key(pa))) < 200
     assert key(pa) != key(RealProblem("a.csv", 0.02, 0.1, 4, data=a)) != key(RealProblem("breast_cancer", 0.02, 0.1, 4))
@@ -117,7 +117,7 @@ def test_a_real_problem_is_hashed_by_its_data_digest_not_its_arrays() -> None:
 def test_stragglers_are_hashed_by_their_key() -> None:
     """A Stragglers recipe (the sidebar's "who is slow") is hashed by its key: a trace by its
     digest, not its values; every parameter of its kind in it, and nothing of another kind."""
-    key, d = cached._HASH[Stragglers], parse_delay("exp(rate=2)")
+    key, d = cache_calls.HASH[Stragglers], parse_delay("exp(rate=2)")
     t = np.random.default_rng(1).exponential(1.0, (50, 2000))
     a, b = (Stragglers(d, "trace", trace=make_cluster(trace=t.copy()).trace) for _ in range(2))
     assert key(a) == key(b) and len(key(a)) < 200

@@ -17,7 +17,7 @@ from benchmarks import load_server
 from benchmarks.load_client import open_session
 from distsgd import curves, parse_delay
 from distsgd.params import ParameterError
-from distsgd.ui import rerun_caps, workers
+from distsgd.ui import host, rerun_caps, workers
 
 EXP = parse_delay("exp(rate=1, shift=0.1)")
 
@@ -64,14 +64,14 @@ def test_without_workers_the_call_is_made_here(monkeypatch: pytest.MonkeyPatch) 
 def test_a_bad_host_setting_stops_the_server_naming_it(monkeypatch: pytest.MonkeyPatch, value: str) -> None:
     monkeypatch.setenv("DISTSGD_PROCESSES", value)
     with pytest.raises(SystemExit, match="DISTSGD_PROCESSES"):
-        rerun_caps._host_setting("DISTSGD_PROCESSES", "0", tuple(str(n) for n in range(17)))
+        host.setting("DISTSGD_PROCESSES", "0", tuple(str(n) for n in range(17)))
 
 
 def test_host_settings_read_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DISTSGD_BUDGET", "fast")
-    assert rerun_caps._host_setting("DISTSGD_BUDGET", "balanced", tuple(rerun_caps.UI_BUDGETS)) == "fast"
+    assert host.setting("DISTSGD_BUDGET", "balanced", tuple(rerun_caps.UI_BUDGETS)) == "fast"
     monkeypatch.delenv("DISTSGD_BUDGET")
-    assert rerun_caps._host_setting("DISTSGD_BUDGET", "balanced", tuple(rerun_caps.UI_BUDGETS)) == "balanced"
+    assert host.setting("DISTSGD_BUDGET", "balanced", tuple(rerun_caps.UI_BUDGETS)) == "balanced"
 
 
 def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:

@@ -5,7 +5,8 @@ scheme, a grid of K or m values), so a rerun with the same inputs does no core w
 ``tests/test_ui_units.py`` checks that by counting the core's entry points on a second run.
 Arguments are the frozen parameter objects (Delay, Scheme, Problem, …), so equal inputs hit
 the cache across sessions.  A delay law is hashed by its ``key`` (the spec string, or a
-measured trace's digest): never by its values, which for an uploaded trace are megabytes.
+measured trace's digest: :data:`~distsgd.ui.cache_calls.HASH`): never by its values, which for
+an uploaded trace are megabytes.
 Each entry is small (rows of numbers, a figure, at most a few 10⁴ samples), ``max_entries``
 bounds the count and ``ttl`` lets idle entries go, so the whole cache stays within a few tens
 of MB (sizes and counts: :mod:`distsgd.ui.rerun_caps`).  Nothing here is mutable module state.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -45,13 +47,13 @@ from ..montecarlo import simulate_timeline
 from ..params import ParameterError
 from ..schemes import DPSGD, Scheme, make_scheme, scheme_parameters
 from ..timeline_export import perfetto_trace
-from ..topology import Topology, topology
+from ..topology import topology
 from ..traces import Trace
 from ..whatif import READINGS, what_if
 from . import claims, local_figures, views, workers
 from . import graph_figures as graph_plots
 from . import trace_figures as trace_plots
-from .cache_calls import cache_data, cache_resource
+from .cache_calls import HASH, cache_data, cache_resource
 from .rerun_caps import (
     CACHE_MAX_ENTRIES,
     CACHE_TTL_S,
@@ -76,27 +78,10 @@ from .rerun_caps import (
     UI_MAX_WORK,
 )
 
-
-def _subclasses(cls: type) -> list[type]:
-    out: list[type] = [cls]
-    subs: list[type] = cls.__subclasses__()
-    for sub in subs:
-        out += _subclasses(sub)
-    return out
-
-
-#: Streamlit matches hash_funcs by exact type: every delay family and the stragglers, hashed by
-#: their key (a trace's by its digest), and a loaded trace by its digest
-_HASH: dict[Any, Any] = {cls: (lambda d: d.key) for cls in [*_subclasses(Delay), Stragglers]}
-_HASH[Trace] = lambda t: t.digest
-_HASH[Topology] = lambda t: t.digest
-# a user's data set by its digest: Streamlit would hash a dataclass field by field, arrays included
-_HASH[RealProblem] = lambda p: (p.name, p.lam, p.eta, p.b, p.test_fraction, p.split_seed,
-                                None if p.data is None else p.data.digest)
 #: what the workers draw from (the runtime, error and timeline charts): a law or a Stragglers recipe
 Workers = Delay | Stragglers
 _CACHE: dict[str, Any] = {"max_entries": CACHE_MAX_ENTRIES, "ttl": CACHE_TTL_S, "show_spinner": False,
-                          "hash_funcs": _HASH}
+                          "hash_funcs": HASH}
 #: the views (rows and a figure, shared objects: see the module's docstring)
 _VIEW: dict[str, Any] = {**_CACHE, "max_entries": FIGURE_CACHE_ENTRIES}
 #: the UI's caps on one chart's simulated SGD (the library's defaults are larger)
@@ -288,29 +273,42 @@ def _read(names: tuple[str, ...], K: int, H: int, graph: str = "ring") -> tuple[
 
 
 def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
-                      seed: int, x_title: str, title: str, graph: str = "ring") -> dict[str, Any]:
+                      seed: int, x_title: str, title: str, graph: str = "ring",
+                      simulate: bool = True) -> dict[str, Any]:
+    """The chart of E[T] against K; ``simulate=False``: its analytic curves alone (:func:`_theory`)."""
     _, H, graph = _read(names, 1, H, graph)
-    return _runtime_vs_K_view(names, m, delay, Ks, H, budget, seed, x_title, title, graph)
+    return _runtime_vs_K_view(names, m, delay, Ks, H, budget, seed, x_title, title, graph, simulate)
 
 
 @cache_resource(**_VIEW)
 def _runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
-                       seed: int, x_title: str, title: str, graph: str) -> dict[str, Any]:
-    rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed, graph)
+                       seed: int, x_title: str, title: str, graph: str, simulate: bool) -> dict[str, Any]:
+    rows = (runtime_vs_K(names, m, delay, Ks, H, budget, seed, graph) if simulate
+            else _theory(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, graph=graph))
     return {"rows": rows, "figure": plots.runtime_figure(rows, "x_K", x_title, title)}
 
 
 def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
-                      budget: float, seed: int, x_title: str, title: str, graph: str = "ring") -> dict[str, Any]:
+                      budget: float, seed: int, x_title: str, title: str, graph: str = "ring",
+                      simulate: bool = True) -> dict[str, Any]:
+    """The chart of E[T] against m; ``simulate=False``: its analytic curves alone (:func:`_theory`)."""
     K, H, graph = _read(names, K, H, graph)
-    return _runtime_vs_m_view(names, ms, delay, K, H, comm_delay, budget, seed, x_title, title, graph)
+    return _runtime_vs_m_view(names, ms, delay, K, H, comm_delay, budget, seed, x_title, title, graph, simulate)
 
 
 @cache_resource(**_VIEW)
 def _runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
-                       budget: float, seed: int, x_title: str, title: str, graph: str) -> dict[str, Any]:
-    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph)
+                       budget: float, seed: int, x_title: str, title: str, graph: str,
+                       simulate: bool) -> dict[str, Any]:
+    rows = (runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph) if simulate
+            else _theory(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, graph=graph))
     return {"rows": rows, "figure": plots.runtime_figure(rows, "m", x_title, title, log_x=True)}
+
+
+def _theory(rows: Callable[..., list[dict[str, Any]]], *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
+    """A runtime chart's rows without Monte Carlo, in this process: what the runtime page draws while
+    a fresh install's kernels compile (:mod:`distsgd.ui.warmup`), so it never waits for them."""
+    return rows(*args, simulate=False, **kwargs, **_RUNTIME_CAPS)
 
 
 @cache_resource(**_VIEW)

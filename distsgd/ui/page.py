@@ -13,7 +13,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from .. import curves
 from ..params import ParameterError
-from . import controls, figure_text, i18n, plain_text, state, views
+from . import controls, figure_text, i18n, plain_text, state, views, warmup
 from .i18n import tr
 from .rerun_caps import LOCAL_SGD_FREE_D
 
@@ -88,6 +88,24 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
 
     st.download_button(tr("Download the data (CSV)"), csv, file_name=f"distsgd-{slug}.csv",
                        mime="text/csv", key=f"csv-{slug}", on_click="ignore")
+
+
+def theory_first(view: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
+    """``view(*args)``: a runtime chart's rows and figure.  While a fresh install's kernels compile
+    (:func:`distsgd.ui.warmup.pending`: the server's first start after an install), the chart's
+    analytic curves, ``view(*args, simulate=False)``, are drawn at once in its place with a caption
+    saying that the markers follow; both go when the chart itself is drawn."""
+    if not warmup.pending():
+        return view(*args)
+    slot = st.empty()
+    with slot.container():
+        theory = view(*args, simulate=False)["figure"]
+        st.plotly_chart(i18n.shown(theory, figure_text.FIGURE_TEXT), width="stretch", key="chart-theory-first")
+        st.caption(tr("Theory only for now: the Monte Carlo markers follow when the server has compiled its "
+                      "kernels (its first start after an install)."))
+    out = view(*args)
+    slot.empty()
+    return out
 
 
 def mc_warnings(rows: Sequence[dict[str, Any]]) -> None:

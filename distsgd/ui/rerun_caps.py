@@ -14,13 +14,12 @@ Units: counts unless said; *cost* is the unit of :func:`distsgd.montecarlo.itera
 
 from __future__ import annotations
 
-import os
-
 from .. import error as sgd
 from .. import limits as lib
 from ..delays import TruncatedNormal
 from ..random import SEED
 from ..schemes import H_MAX, K_BATCH_MAX, M_MAX
+from .host import setting
 
 # -- workers, wait-for count, local period -------------------------------------------------
 
@@ -56,24 +55,13 @@ TIMELINE_WORKERS_MAX = lib.TIMELINE_MAX_M
 UI_BUDGETS = {"fast": 1.5e7, "balanced": 4e7, "accurate": 4e8}
 
 
-# -- the host: set by whoever runs the server (README, "Deploying as a shared app") -----------
-
-def _host_setting(name: str, default: str, allowed: tuple[str, ...]) -> str:
-    """An environment variable of the server's, refused at start-up (naming it) unless allowed."""
-    value = os.environ.get(name, default).strip() or default
-    if value not in allowed:
-        raise SystemExit(f"{name}={value!r}: expected one of {', '.join(allowed)}")
-    return value
-
+# -- the host: set by whoever runs the server (README, "Deploying as a shared app"; the worker
+#    processes in distsgd.ui.host) ---------------------------------------------------------
 
 #: the budget a new session starts with (``DISTSGD_BUDGET``): "balanced" for one person; a class
 #: on one host sets "fast" (≈ 15 ms of Monte Carlo per chart), and a student can still ask for more
 #: in the sidebar's Simulation section
-UI_DEFAULT_BUDGET = _host_setting("DISTSGD_BUDGET", "balanced", tuple(UI_BUDGETS))
-#: worker processes for the heavy cached calls (``DISTSGD_PROCESSES``, 0–16; :mod:`distsgd.ui.workers`):
-#: 0 computes in the server's own process (one core's worth of reruns for everyone); a shared host
-#: sets about its number of cores, each worker holding ≈ 250 MB
-UI_PROCESSES = int(_host_setting("DISTSGD_PROCESSES", "0", tuple(str(n) for n in range(17))))
+UI_DEFAULT_BUDGET = setting("DISTSGD_BUDGET", "balanced", tuple(UI_BUDGETS))
 #: iterations of one point's run in a chart, of limits.MAX_ITERATIONS = 10⁷ (a cheap point
 #: would otherwise spend the whole chart's spare budget on itself)
 CHART_MAX_ITERATIONS = 200_000

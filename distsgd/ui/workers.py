@@ -2,7 +2,7 @@
 
 Streamlit runs every session's script in a thread of one process: the Python parts of all
 reruns share one GIL, so one server gets about one core however many the host has.  With
-``DISTSGD_PROCESSES=P`` (:data:`distsgd.ui.rerun_caps.UI_PROCESSES`) the cached calls of
+``DISTSGD_PROCESSES=P`` (:data:`distsgd.ui.host.UI_PROCESSES`) the cached calls of
 :mod:`distsgd.ui.cached` that simulate or integrate (runtime charts, error and trade-off
 curves, what-if tables, fits) run in a pool of P processes instead: the session's thread waits
 for the result without holding the GIL, so the server keeps drawing other sessions' pages while
@@ -32,7 +32,8 @@ from ..delays import parse_delay
 from ..error import Problem, simulate_error
 from ..montecarlo import simulate_timeline
 from ..schemes import SCHEME_NAMES
-from .rerun_caps import UI_PROCESSES
+from . import warmup
+from .host import UI_PROCESSES
 
 __all__ = ["call", "start", "warm", "shutdown", "BLAS_THREADS"]
 
@@ -72,6 +73,7 @@ def call(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     reach the caller as they are."""
     pool = _get()
     if pool is None:
+        warmup.wait()  # a fresh install's first start: the kernels from the child's cache, not compiled twice
         return fn(*args, **kwargs)
     try:
         return pool.submit(fn, *args, **kwargs).result()
@@ -87,19 +89,38 @@ def _worker_start() -> None:
     warm()
 
 
-def warm() -> None:
-    """Load in this process what the first charts need: the libraries, and every compiled kernel
-    (from numba's cache, or compiled into it), by running each engine once on a tiny problem
-    (≈ 0.1 s once imported).  Each worker runs it as it starts; so does ``distsgd.ui.serve``."""
+def _warm_runtime() -> None:
+    """The runtime page's kernels (the page a visitor lands on): E[T] against K for every scheme."""
     delay = parse_delay("exp(rate=1, shift=0.1)")
-    rows = curves.runtime_vs_K(SCHEME_NAMES, 4, delay, (1, 2, 4), 2, 0.0, 1e6, 1)
+    # a budget that simulates every point (≈ 10 ms): at 10⁶ the renewal and gossip schemes were skipped
+    rows = curves.runtime_vs_K(SCHEME_NAMES, 4, delay, (1, 2, 4), 2, 0.0, 1e7, 1)
     plots.runtime_figure(rows, "x_K", "K", "warm-up")
+
+
+def _warm_rest() -> None:
+    """The other pages' kernels: simulated SGD, timelines, the gap chain, the schedules."""
+    delay = parse_delay("exp(rate=1, shift=0.1)")
     curves.error_rows(tuple(curves.build(name, 4, 2, 2) for name in SCHEME_NAMES), delay, Problem(), 2.0, 5, 4, 1)
     for name in SCHEME_NAMES:
         simulate_timeline(curves.build(name, 4, 2, 2), delay, 3, 1)
     expected_runtime(curves.build("d-psgd", 4), parse_delay("exp(rate=1)"))  # the gap chain's sweep kernel
     for name, schedule in (("local-sgd", "adacomm(H0=2, period=1)"), ("k-async", "adasync(K0=1, period=1)")):
         simulate_error(curves.build(name, 4, 2, 2), delay, Problem(), 2.0, 5, 4, 1, schedule=schedule)
+
+
+#: :func:`warm`'s stages in order, named by :data:`distsgd.ui.warmup.STAGES` (the child that compiles
+#: them reports each as its kernels reach numba's cache): the runtime page's kernels first
+WARM_STAGES: tuple[tuple[str, Callable[[], None]], ...] = tuple(zip(warmup.STAGES, (_warm_runtime, _warm_rest),
+                                                                    strict=True))
+
+
+def warm() -> None:
+    """Load in this process what the first charts need: the libraries, and every compiled kernel
+    (from numba's cache, or compiled into it), by running each engine once on a tiny problem
+    (≈ 0.1 s once imported; ≈ 11 s of compiling after an install).  Each worker runs it as it
+    starts; so does ``distsgd.ui.serve`` with worker processes (without, :mod:`distsgd.ui.warmup`)."""
+    for _, stage in WARM_STAGES:
+        stage()
 
 
 def start() -> list[Future[int]]:
@@ -116,3 +137,17 @@ def shutdown() -> None:
         if _pool is not None:
             _pool.shutdown(wait=True, cancel_futures=True)
             _pool = None
+
+
+def _compile_stages() -> int:
+    """``python -m distsgd.ui.workers``, the child of :mod:`distsgd.ui.warmup`: each stage of
+    :data:`WARM_STAGES` run (its kernels compiled into numba's cache, or loaded from it), then its
+    name printed."""
+    for name, stage in WARM_STAGES:
+        stage()
+        print(name, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(_compile_stages())
