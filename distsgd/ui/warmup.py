@@ -58,9 +58,9 @@ class Warmup:
         self.returncode = self.proc.wait()
         missing = [name for name in STAGES if not self._done[name].is_set()]
         if missing:
-            print(f"distsgd: the kernel compiler exited (code {self.returncode}) before its stages "
-                  f"{', '.join(missing)}: the server compiles those kernels itself when it needs them",
-                  file=sys.stderr, flush=True)
+            print(f"distsgd: the kernel compiler ended (code {self.returncode}) before "
+                  f"{'its stages' if len(missing) > 1 else 'its stage'} {', '.join(missing)}: the server "
+                  "compiles those kernels itself when it needs them", file=sys.stderr, flush=True)
         for event in self._done.values():
             event.set()
 
