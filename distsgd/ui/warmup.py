@@ -36,7 +36,8 @@ WAIT_S = 120.0
 #: the child: :mod:`distsgd.ui.workers` run as a program, by the server's own interpreter
 COMMAND = (sys.executable, "-m", "distsgd.ui.workers")
 #: the child's niceness: the server and the visitor's browser (on a laptop, the same machine) go
-#: first; the compile takes the cycles they leave (its first page drew 1.5 s later without)
+#: first; the compile takes the cycles they leave (a run without: the first chart ≈ 1 s later,
+#: benchmarks/results/coldstart.md)
 NICENESS = 10
 
 
