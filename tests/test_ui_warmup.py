@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -42,6 +43,17 @@ def test_stages_are_reported_in_order_and_the_child_ends() -> None:
     assert w.wait("runtime", timeout=30)
     assert not w.done("all")  # half a second later
     assert w.wait("all", timeout=30) and w.proc.wait(timeout=30) == 0
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the niceness from /proc")
+def test_the_child_runs_at_a_lower_priority() -> None:
+    """The server and a visitor's browser on the same machine go first (warmup.NICENESS)."""
+    w = warmup.Warmup(_child("import time; time.sleep(30)"))
+    try:
+        nice = int(Path(f"/proc/{w.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+        assert nice == os.getpriority(os.PRIO_PROCESS, 0) + warmup.NICENESS
+    finally:
+        w.stop()
 
 
 def test_a_child_that_fails_ends_the_wait_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,6 +20,7 @@ itself, as it would without the child, and its log says so.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import subprocess
 import sys
@@ -46,8 +47,9 @@ class Warmup:
 
     def __init__(self, command: Sequence[str] = COMMAND) -> None:
         self._done = {name: threading.Event() for name in STAGES}
-        self.proc = subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
-                                     preexec_fn=_lower_priority)
+        self.proc = subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        with contextlib.suppress(OSError, AttributeError):  # a platform without priorities: it runs at ours
+            os.setpriority(os.PRIO_PROCESS, self.proc.pid, os.getpriority(os.PRIO_PROCESS, 0) + NICENESS)
         self.returncode: int | None = None
         threading.Thread(target=self._follow, name="distsgd-warmup", daemon=True).start()
 
@@ -81,11 +83,6 @@ class Warmup:
         """End the child (the server's exit)."""
         if self.proc.poll() is None:
             self.proc.terminate()
-
-
-def _lower_priority() -> None:
-    """In the child before it runs (no thread of the server's exists yet when it starts)."""
-    os.nice(NICENESS)
 
 
 _current: Warmup | None = None
