@@ -16,16 +16,21 @@ PORT   ?= 8501
 
 .PHONY: run test lint bench bench-load venv dev-venv browser clean
 
-# uv (from PyPI, into the venv, by the system's pip) installs the pinned requirements in a few
-# seconds where pip took ~18 s from its own cache; the venv itself is made without pip (ensurepip
-# alone took 3.7 s of a fresh clone's first start: benchmarks/results/coldstart.md).  If uv cannot
-# be had, pip is put into the venv and installs them.  Neither compiles bytecode at install
+# uv (from PyPI, into the venv) installs the pinned requirements in a few seconds where pip took
+# ~18 s from its own cache.  The venv is made without pip (ensurepip alone took 3.7 s of a fresh
+# clone's first start: benchmarks/results/coldstart.md) and uv is put into it by the system's pip
+# (pip >= 22.3: --python); failing that, by the venv's own pip (ensurepip); and if uv cannot be
+# had at all, the venv's pip installs the requirements.  Neither compiles bytecode at install
 # (--no-compile, uv's default): a module's is written when it is first imported (a fresh venv with
 # pip in ~40 s instead of ~90 s).
 UV     := uv==0.13.9
-INSTALL = { $(PYTHON) -m pip --python $(PY) install --quiet --no-compile --disable-pip-version-check $(UV) \
-            && $(VENV)/bin/uv pip install --quiet --python $(PY) -r $(1); } \
-          || { $(PY) -m ensurepip --default-pip >/dev/null && $(PY) -m pip install --quiet --no-compile -r $(1); }
+VENV_PIP = { $(PY) -m pip --version >/dev/null 2>&1 || $(PY) -m ensurepip --default-pip >/dev/null; }
+GET_UV   = [ -x $(VENV)/bin/uv ] \
+           || $(PYTHON) -m pip --python $(PY) install --quiet --no-compile --disable-pip-version-check $(UV) 2>/dev/null \
+           || { $(VENV_PIP) && $(PY) -m pip install --quiet --no-compile $(UV); }
+INSTALL  = { { $(GET_UV); } && $(VENV)/bin/uv pip install --quiet --python $(PY) -r $(1); } \
+           || { $(VENV_PIP) && $(PY) -m pip install --quiet --no-compile -r $(1); } \
+           || { echo "could not install $(1) into $(VENV) (no pip for it? on Debian/Ubuntu: apt install python3-venv)" >&2; false; }
 
 $(VENV)/.installed: requirements.txt
 	$(PYTHON) -m venv --without-pip $(VENV)

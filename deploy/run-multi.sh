@@ -16,9 +16,11 @@
 #   sudo apt-get install -y nginx
 # (the package's own service is not used; set NGINX=/path/to/nginx for another binary).
 # PYTHON defaults to the repository's .venv/bin/python.  Each backend is `python -m
-# distsgd.ui.serve` (streamlit run app.py, with the libraries and kernels loaded before its health
-# check answers); the host settings DISTSGD_PROCESSES and DISTSGD_BUDGET (README) reach every
-# backend through the environment, e.g.  DISTSGD_PROCESSES=1 DISTSGD_BUDGET=fast deploy/run-multi.sh 2
+# distsgd.ui.serve` (streamlit run app.py, with the libraries loaded before its health check
+# answers, and the kernels too when it has worker processes; without, a child of the backend loads
+# them beside it — compiles them, after an install — and its first chart waits for the runtime
+# page's: distsgd/ui/warmup.py); the host settings DISTSGD_PROCESSES and DISTSGD_BUDGET (README)
+# reach every backend through the environment, e.g.  DISTSGD_PROCESSES=1 DISTSGD_BUDGET=fast deploy/run-multi.sh 2
 set -euo pipefail
 
 P=${1:-2}

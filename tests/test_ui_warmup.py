@@ -15,6 +15,7 @@ import pytest
 
 from apptest_support import open_app
 from distsgd import jit
+from distsgd.params import ParameterError
 from distsgd.ui import cached, warmup, workers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,13 +36,16 @@ def current(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def test_stages_are_reported_in_order_and_the_child_ends() -> None:
     w = warmup.Warmup(_child("""
-        import time
+        import sys
         print("runtime", flush=True)
-        time.sleep(0.5)
+        sys.stdin.readline()  # the test's go-ahead
         print("all", flush=True)
     """))
     assert w.wait("runtime", timeout=30)
-    assert not w.done("all")  # half a second later
+    assert not w.done("all")
+    assert w.proc.stdin is not None
+    w.proc.stdin.write("\n")
+    w.proc.stdin.flush()
     assert w.wait("all", timeout=30) and w.proc.wait(timeout=30) == 0
 
 
@@ -141,4 +145,23 @@ def test_the_runtime_page_draws_theory_first_while_the_kernels_compile(monkeypat
     charts = at.get("plotly_chart")
     assert len(charts) == 1
     assert any("markers" in t.get("mode", "") for t in json.loads(charts[0].proto.spec)["data"])
+    assert not [c for c in at.caption if "Theory only" in c.value]
+
+
+def test_an_error_replaces_the_analytic_chart_and_its_caption(monkeypatch: pytest.MonkeyPatch) -> None:
+    """When the chart itself cannot be computed, the page says why, and neither the analytic
+    chart nor the caption promising markers stays."""
+    view = cached._runtime_vs_K_view
+
+    def refuses(*args, **kwargs):  # type: ignore[no-untyped-def]
+        if args[-1]:  # simulate
+            raise ParameterError("m", "timeline_workers", cap=64, m=100)
+        return view(*args, **kwargs)
+
+    monkeypatch.setattr(cached, "_runtime_vs_K_view", refuses)
+    monkeypatch.setattr(warmup, "pending", lambda: True)
+    at = open_app()
+    assert not at.exception
+    assert [e for e in at.error if "64" in e.value]
+    assert not at.get("plotly_chart")
     assert not [c for c in at.caption if "Theory only" in c.value]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import parse_qs
@@ -114,3 +115,47 @@ def test_serve_starts_the_dashboard_warm(tmp_path: Path) -> None:
     assert int(parse_qs(after)["m"][0]) == int(parse_qs(before)["m"][0]) + 2, (before, after)
     # K's slider now has another maximum, so another widget id: it keeps the store's value, not its default
     assert parse_qs(after).get("K") == parse_qs(before).get("K") == ["3"], (before, after)
+
+
+def _is_compiler(pid: int) -> bool:
+    try:
+        return b"distsgd.ui.workers" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads the process tree from /proc")
+def test_serve_without_workers_compiles_in_a_child_that_ends_with_it(tmp_path: Path) -> None:
+    """``make run``'s server (no worker processes) after an install (numba's cache empty): a child
+    compiles the kernels from the start, the first page is drawn without an error once the runtime
+    page's are ready, and when the server is killed outright the child, still compiling the other
+    pages' kernels, ends at once (its stdin closes) instead of running on alone."""
+    env = {"DISTSGD_PROCESSES": "0", "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+
+    async def run() -> tuple[set[int], list[str]]:
+        server = load_server.start(tmp_path / "server.log", load_server.free_port(), 0, env)
+        seen: set[int] = set()
+        try:
+            healthy = asyncio.create_task(load_server.wait_healthy(server, timeout=240))
+            while not healthy.done():
+                seen |= {pid for pid in load_server.tree(server.proc.pid) if _is_compiler(pid)}
+                await asyncio.sleep(0.05)
+            await healthy
+            sess = await open_session(server.base)
+            try:
+                result = await sess.rerun(240, page_hash="")
+            finally:
+                await sess.close()
+            assert any(_is_compiler(pid) for pid in seen), "the child ended before the test could kill its server"
+            os.kill(server.proc.pid, signal.SIGKILL)
+            return seen, [*result.errors, *([] if result.ok else ["not finished"])]
+        finally:
+            load_server.stop(server)
+
+    seen, errors = asyncio.run(run())
+    assert errors == [], (tmp_path / "server.log").read_text()[-2000:]
+    assert seen, "no kernel-compiling child was started"
+    deadline = time.monotonic() + 2  # its other stage takes ≈ 7 s more: it has not just finished
+    while any(_is_compiler(pid) for pid in seen) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_is_compiler(pid) for pid in seen), "the child outlived its server"

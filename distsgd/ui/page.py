@@ -91,21 +91,23 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
 
 
 def theory_first(view: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
-    """``view(*args)``: a runtime chart's rows and figure.  While a fresh install's kernels compile
-    (:func:`distsgd.ui.warmup.pending`: the server's first start after an install), the chart's
-    analytic curves, ``view(*args, simulate=False)``, are drawn at once in its place with a caption
-    saying that the markers follow; both go when the chart itself is drawn."""
+    """``view(*args)``: a runtime chart's rows and figure.  While the server's kernels are not yet
+    loaded (:func:`distsgd.ui.warmup.pending`: seconds after a start, ≈ 15 s on the first start after
+    an install, which compiles them), the chart's analytic curves, ``view(*args, simulate=False)``,
+    are drawn at once in its place with a caption saying that the markers follow; both go when the
+    chart itself (or an error) is drawn."""
     if not warmup.pending():
         return view(*args)
     slot = st.empty()
     with slot.container():
         theory = view(*args, simulate=False)["figure"]
         st.plotly_chart(i18n.shown(theory, figure_text.FIGURE_TEXT), width="stretch", key="chart-theory-first")
-        st.caption(tr("Theory only for now: the Monte Carlo markers follow when the server has compiled its "
-                      "kernels (its first start after an install)."))
-    out = view(*args)
-    slot.empty()
-    return out
+        st.caption(tr("Theory only for now: the Monte Carlo markers follow as soon as the kernels are loaded "
+                      "(after an install, the server's first start compiles them first)."))
+    try:
+        return view(*args)
+    finally:  # the chart, or the page's error message, in their place
+        slot.empty()
 
 
 def mc_warnings(rows: Sequence[dict[str, Any]]) -> None:

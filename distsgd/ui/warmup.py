@@ -43,27 +43,38 @@ NICENESS = 10
 
 
 class Warmup:
-    """A running child that compiles the kernels, and the stages it has reported."""
+    """A running child that compiles the kernels, and the stages it has reported.
+
+    The child is in a session of its own (a Ctrl-C in the server's terminal is the server's to
+    handle) and reads its stdin until the server closes it: it ends with the server, however the
+    server ends (``workers._compile_stages``)."""
 
     def __init__(self, command: Sequence[str] = COMMAND) -> None:
         self._done = {name: threading.Event() for name in STAGES}
-        self.proc = subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+        self._stopped = False
+        self.returncode: int | None = None
+        self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     errors="replace", start_new_session=True)
         with contextlib.suppress(OSError, AttributeError):  # a platform without priorities: it runs at ours
             os.setpriority(os.PRIO_PROCESS, self.proc.pid, os.getpriority(os.PRIO_PROCESS, 0) + NICENESS)
-        self.returncode: int | None = None
         threading.Thread(target=self._follow, name="distsgd-warmup", daemon=True).start()
 
     def _follow(self) -> None:
         assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            if line.strip() in self._done:
-                self._done[line.strip()].set()
-        self.returncode = self.proc.wait()
-        missing = [name for name in STAGES if not self._done[name].is_set()]
-        if missing:
-            print(f"distsgd: the kernel compiler ended (code {self.returncode}) before "
-                  f"{'its stages' if len(missing) > 1 else 'its stage'} {', '.join(missing)}: the server "
-                  "compiles those kernels itself when it needs them", file=sys.stderr, flush=True)
+        try:
+            for line in self.proc.stdout:
+                if line.strip() in self._done:
+                    self._done[line.strip()].set()
+            self.returncode = self.proc.wait()
+            missing = [name for name in STAGES if not self._done[name].is_set()]
+            if missing and not self._stopped:
+                print(f"distsgd: the kernel compiler ended (code {self.returncode}) before "
+                      f"{'its stages' if len(missing) > 1 else 'its stage'} {', '.join(missing)}: the server "
+                      "compiles those kernels itself when it needs them", file=sys.stderr, flush=True)
+        finally:
+            self._end()
+
+    def _end(self) -> None:
         for event in self._done.values():
             event.set()
 
@@ -73,26 +84,35 @@ class Warmup:
 
     def wait(self, stage: str = "runtime", timeout: float = WAIT_S) -> bool:
         """Block until ``stage`` is done, for at most ``timeout`` seconds; whether it was.  A child
-        that took longer is stopped: nothing waits for it again."""
+        that took longer is stopped, and nothing waits for it again."""
         if self._done[stage].wait(timeout):
             return True
         self.stop()
+        self._end()
         return False
 
     def stop(self) -> None:
-        """End the child (the server's exit)."""
+        """End the child (a timeout, the server's exit).  Killing it is safe: numba writes each
+        cache file whole, under a temporary name."""
+        self._stopped = True
         if self.proc.poll() is None:
-            self.proc.terminate()
+            self.proc.kill()
 
 
 _current: Warmup | None = None
 
 
-def start(command: Sequence[str] = COMMAND) -> Warmup:
-    """Start the child (once per server process) and make :func:`wait` and :func:`pending` follow it."""
+def start(command: Sequence[str] = COMMAND) -> Warmup | None:
+    """Start the child (once per server process) and make :func:`wait` and :func:`pending` follow
+    it; None if it cannot be started (the server then compiles what it needs itself, as it says)."""
     global _current
     if _current is None:
-        _current = Warmup(command)
+        try:
+            _current = Warmup(command)
+        except OSError as e:
+            print(f"distsgd: the kernel compiler could not start ({e}): the server compiles the kernels itself",
+                  file=sys.stderr, flush=True)
+            return None
         atexit.register(_current.stop)
     return _current
 

@@ -18,6 +18,8 @@ the new pool, so one killed worker costs a student one slower chart, not an erro
 from __future__ import annotations
 
 import multiprocessing
+import os
+import sys
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -142,11 +144,17 @@ def shutdown() -> None:
 def _compile_stages() -> int:
     """``python -m distsgd.ui.workers``, the child of :mod:`distsgd.ui.warmup`: each stage of
     :data:`WARM_STAGES` run (its kernels compiled into numba's cache, or loaded from it), then its
-    name printed."""
+    name printed.  It ends when its stdin does: the server that started it has ended."""
+    threading.Thread(target=_end_with_stdin, name="distsgd-lifeline", daemon=True).start()
     for name, stage in WARM_STAGES:
         stage()
         print(name, flush=True)
     return 0
+
+
+def _end_with_stdin() -> None:
+    sys.stdin.read()
+    os._exit(0)
 
 
 if __name__ == "__main__":
