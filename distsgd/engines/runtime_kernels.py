@@ -47,9 +47,9 @@ def _sort_by_key_id(key: np.ndarray, ids: np.ndarray, tkey: np.ndarray, tid: np.
             _merge_pass(tkey, tid, key, ids, n, width)
         into_scratch = not into_scratch
         width *= 2
-    if not into_scratch:  # the last pass wrote the scratch arrays
-        key[:] = tkey[:n]
-        ids[:] = tid[:n]
+    if not into_scratch:  # the last pass wrote the scratch arrays (a loop, not a slice assignment:
+        for i in range(n):  # numba's broadcasting setitem tripled this kernel's compile time)
+            key[i], ids[i] = tkey[i], tid[i]
 
 
 @kernel
@@ -178,7 +178,8 @@ def kbatch_sync_kth(draws: np.ndarray, m: int, K: int, out: np.ndarray) -> None:
     n = draws.shape[0]
     heap = np.full(2 * m + 2, np.inf)  # +inf beyond m: a missing child never wins
     for r in range(n):
-        heap[:m] = draws[r, :m]
+        for i in range(m):  # (a loop, not heap[:m] = draws[r, :m]: 2 s less to compile)
+            heap[i] = draws[r, i]
         for i in range(m // 2 - 1, -1, -1):
             _sift_down(heap, m, i, heap[i])
         for j in range(K - 1):
