@@ -13,7 +13,7 @@ this way.
 The kernels: with worker processes (``DISTSGD_PROCESSES``, a shared host) each worker and this
 process load them (:func:`distsgd.ui.workers.warm`) before the health check.  Without (``make
 run``), a child process compiles them into numba's cache from the first instant, beside this
-process's imports (:mod:`distsgd.ui.warmup`): after a fresh install that is ≈ 11 s of one core that
+process's imports (:mod:`distsgd.ui.warmup`): after a fresh install that is ≈ 9 s of one core that
 no longer delays the server, whose first page draws its analytic curves at once and its Monte
 Carlo as soon as the runtime page's kernels are in the cache.
 """

@@ -1,7 +1,7 @@
 """A fresh install's kernels compiled in a child process while the dashboard's server starts.
 
 numba compiles the library's kernels into its cache the first time they run after an install:
-≈ 11 s of one core on the 2-core reference machine, ≈ 4 s of it the runtime page's
+≈ 9 s of one core on the 2-core reference machine, ≈ 4 s of it the runtime page's
 (``benchmarks/results/coldstart.md``); loading them from the cache later takes well under a second.
 ``python -m distsgd.ui.serve`` without worker processes (``make run``) calls :func:`start` before
 it imports the dashboard: a child process (``python -m distsgd.ui.workers``) runs

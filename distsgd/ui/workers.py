@@ -119,7 +119,7 @@ WARM_STAGES: tuple[tuple[str, Callable[[], None]], ...] = tuple(zip(warmup.STAGE
 def warm() -> None:
     """Load in this process what the first charts need: the libraries, and every compiled kernel
     (from numba's cache, or compiled into it), by running each engine once on a tiny problem
-    (≈ 0.1 s once imported; ≈ 11 s of compiling after an install).  Each worker runs it as it
+    (≈ 0.1 s once imported; ≈ 9 s of compiling after an install).  Each worker runs it as it
     starts; so does ``distsgd.ui.serve`` with worker processes (without, :mod:`distsgd.ui.warmup`)."""
     for _, stage in WARM_STAGES:
         stage()
