@@ -92,8 +92,8 @@ def chart(fig: Any, rows: Sequence[dict[str, Any]] | Callable[[], Sequence[dict[
 
 def theory_first(view: Callable[..., dict[str, Any]], *args: Any) -> dict[str, Any]:
     """``view(*args)``: a runtime chart's rows and figure.  While the server's kernels are not yet
-    loaded (:func:`distsgd.ui.warmup.pending`: seconds after a start, ≈ 15 s on the first start after
-    an install, which compiles them), the chart's analytic curves, ``view(*args, simulate=False)``,
+    loaded (:func:`distsgd.ui.warmup.pending`: a few seconds after a start, longer on the first start
+    after an install, which compiles them), the chart's analytic curves, ``view(*args, simulate=False)``,
     are drawn at once in its place with a caption saying that the markers follow; both go when the
     chart itself (or an error) is drawn."""
     if not warmup.pending():
