@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 
 from apptest_support import open_app
-from distsgd import jit
+from distsgd import jit, parse_delay
 from distsgd.params import ParameterError
 from distsgd.ui import cached, warmup, workers
 
 ROOT = Path(__file__).resolve().parent.parent
+EXP = parse_delay("exp(rate=1, shift=0.1)")
 
 
 def _child(script: str) -> list[str]:
@@ -165,3 +166,14 @@ def test_an_error_replaces_the_analytic_chart_and_its_caption(monkeypatch: pytes
     assert [e for e in at.error if "64" in e.value]
     assert not at.get("plotly_chart")
     assert not [c for c in at.caption if "Theory only" in c.value]
+
+
+def test_the_analytic_rows_never_wait_for_the_kernels(current: None) -> None:
+    """While the child has not reported (here: never), a runtime chart's analytic rows are computed
+    at once in this process; the chart that simulates is the one that waits."""
+    warmup.start(_child("import time; time.sleep(120)"))
+    t0 = time.monotonic()
+    rows = cached.runtime_vs_K(("sync", "async"), 7, EXP, (1, 3, 7), 1, 1e6, 11, simulate=False)
+    assert time.monotonic() - t0 < 10
+    assert rows and all("mc_mean" not in r and r["analytic"] > 0 for r in rows)
+    assert warmup.pending()  # the child still at it: nobody waited for it and stopped it

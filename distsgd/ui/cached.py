@@ -105,16 +105,26 @@ def _reasons(summary: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 @cache_data(**_CACHE)
 def runtime_vs_K(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int,
-                 budget: float, seed: int, graph: str = "ring") -> list[dict[str, Any]]:
-    return workers.call(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, graph=graph,
-                        **_RUNTIME_CAPS)
+                 budget: float, seed: int, graph: str = "ring", simulate: bool = True) -> list[dict[str, Any]]:
+    return _runner(simulate)(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed,
+                             graph=graph, simulate=simulate, **_RUNTIME_CAPS)
 
 
 @cache_data(**_CACHE)
-def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int,
-                 comm_delay: float, budget: float, seed: int, graph: str = "ring") -> list[dict[str, Any]]:
-    return workers.call(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, graph=graph,
-                        **_RUNTIME_CAPS)
+def runtime_vs_m(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
+                 budget: float, seed: int, graph: str = "ring", simulate: bool = True) -> list[dict[str, Any]]:
+    return _runner(simulate)(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, graph=graph,
+                             simulate=simulate, **_RUNTIME_CAPS)
+
+
+def _runner(simulate: bool) -> Callable[..., Any]:
+    """:func:`workers.call` for a runtime chart that simulates; for its analytic rows alone the function itself,
+    here: what the runtime page draws while the kernels compile (:mod:`distsgd.ui.warmup`), never waiting for them."""
+    return workers.call if simulate else _here
+
+
+def _here(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    return fn(*args, **kwargs)
 
 
 @cache_data(**_CACHE)
@@ -275,7 +285,7 @@ def _read(names: tuple[str, ...], K: int, H: int, graph: str = "ring") -> tuple[
 def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
                       seed: int, x_title: str, title: str, graph: str = "ring",
                       simulate: bool = True) -> dict[str, Any]:
-    """The chart of E[T] against K; ``simulate=False``: its analytic curves alone (:func:`_theory`)."""
+    """The chart of E[T] against K; ``simulate=False``: its analytic curves alone (:func:`_runner`)."""
     _, H, graph = _read(names, 1, H, graph)
     return _runtime_vs_K_view(names, m, delay, Ks, H, budget, seed, x_title, title, graph, simulate)
 
@@ -283,15 +293,14 @@ def runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[
 @cache_resource(**_VIEW)
 def _runtime_vs_K_view(names: tuple[str, ...], m: int, delay: Workers, Ks: tuple[int, ...], H: int, budget: float,
                        seed: int, x_title: str, title: str, graph: str, simulate: bool) -> dict[str, Any]:
-    rows = (runtime_vs_K(names, m, delay, Ks, H, budget, seed, graph) if simulate
-            else _theory(curves.runtime_vs_K, names, m, delay, Ks, H, LOCAL_SGD_FREE_D, budget, seed, graph=graph))
+    rows = runtime_vs_K(names, m, delay, Ks, H, budget, seed, graph, simulate)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "x_K", x_title, title)}
 
 
 def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                       budget: float, seed: int, x_title: str, title: str, graph: str = "ring",
                       simulate: bool = True) -> dict[str, Any]:
-    """The chart of E[T] against m; ``simulate=False``: its analytic curves alone (:func:`_theory`)."""
+    """The chart of E[T] against m; ``simulate=False``: its analytic curves alone (:func:`_runner`)."""
     K, H, graph = _read(names, K, H, graph)
     return _runtime_vs_m_view(names, ms, delay, K, H, comm_delay, budget, seed, x_title, title, graph, simulate)
 
@@ -300,15 +309,8 @@ def runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Worker
 def _runtime_vs_m_view(names: tuple[str, ...], ms: tuple[int, ...], delay: Workers, K: int, H: int, comm_delay: float,
                        budget: float, seed: int, x_title: str, title: str, graph: str,
                        simulate: bool) -> dict[str, Any]:
-    rows = (runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph) if simulate
-            else _theory(curves.runtime_vs_m, names, ms, delay, K, H, comm_delay, budget, seed, graph=graph))
+    rows = runtime_vs_m(names, ms, delay, K, H, comm_delay, budget, seed, graph, simulate)
     return {"rows": rows, "figure": plots.runtime_figure(rows, "m", x_title, title, log_x=True)}
-
-
-def _theory(rows: Callable[..., list[dict[str, Any]]], *args: Any, **kwargs: Any) -> list[dict[str, Any]]:
-    """A runtime chart's rows without Monte Carlo, in this process: what the runtime page draws while
-    a fresh install's kernels compile (:mod:`distsgd.ui.warmup`), so it never waits for them."""
-    return rows(*args, simulate=False, **kwargs, **_RUNTIME_CAPS)
 
 
 @cache_resource(**_VIEW)
